@@ -1,0 +1,3 @@
+from ontoskills.cli import main
+
+main()

@@ -1,0 +1,84 @@
+"""Per-invocation settings shared by every command: global flags + environment."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..config import Config, load_config
+from ..paths import Cache, Home
+from ..sources import SourceOptions
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and warnings.")]
+
+
+@dataclass
+class AppContext:
+    home_arg: str | None = None
+    lockfile_arg: str | None = None
+    cache_arg: str | None = None
+    registry_arg: str | None = None
+    offline: bool = False
+    allow_insecure_http: bool = False
+    json: bool = False
+    quiet: bool = False
+    no_color: bool = False
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def home(self) -> Home:
+        return Home.resolve(self.home_arg)
+
+    @property
+    def cache(self) -> Cache:
+        return Cache.resolve(self.cache_arg)
+
+    @property
+    def lockfile(self) -> Path:
+        return self.home.lockfile(self.lockfile_arg)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.home.config_file)
+        return self._config
+
+    @property
+    def registry_override(self) -> str | None:
+        return self.registry_arg or os.environ.get("ONTOSKILLS_REGISTRY") or None
+
+    @property
+    def interactive(self) -> bool:
+        """Prompts are allowed only on a TTY and never under CI."""
+        return sys.stdin.isatty() and not os.environ.get("CI")
+
+    def source_options(self) -> SourceOptions:
+        net = self.config.network
+        return SourceOptions(
+            cache=self.cache,
+            offline=self.offline or _env_flag("ONTOSKILLS_OFFLINE"),
+            allow_insecure_http=self.allow_insecure_http or bool(net.get("allow_insecure_http")),
+            timeout=float(net.get("timeout", 30)),
+            retries=int(net.get("retries", 4)),
+            parallel=int(net.get("parallel", 8)),
+        )
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")
+
+
+def get(ctx: typer.Context, *, json: bool = False, quiet: bool = False) -> AppContext:
+    """The AppContext from the root callback, with per-command --json/--quiet folded in."""
+    root = ctx.find_root()
+    app: AppContext = root.obj if isinstance(root.obj, AppContext) else AppContext()
+    root.obj = app
+    app.json = app.json or json
+    app.quiet = app.quiet or quiet
+    return app

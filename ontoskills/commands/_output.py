@@ -1,0 +1,131 @@
+"""Rendering: JSON on stdout, human text and progress on stderr (uv/cargo contract)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import EXIT_INTERRUPTED, OntoskillsError
+from ._context import AppContext
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+
+def stderr_console(app: AppContext) -> Console:
+    no_color = app.no_color or "NO_COLOR" in os.environ
+    return Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+
+
+class Output:
+    def __init__(self, app: AppContext) -> None:
+        self.app = app
+        self.err = stderr_console(app)
+
+    # human-facing lines -------------------------------------------------------------
+    def info(self, message: str) -> None:
+        if not self.app.quiet:
+            self.err.print(escape(message))
+
+    def success(self, message: str) -> None:
+        if not self.app.quiet:
+            self.err.print(f"[green]✓[/green] {escape(message)}")
+
+    def warn(self, message: str) -> None:
+        self.err.print(f"[yellow]warning:[/yellow] {escape(message)}")
+
+    # machine-facing ---------------------------------------------------------------
+    def json(self, payload: dict[str, Any]) -> None:
+        doc = {"schema_version": SCHEMA_VERSION, **payload}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+        sys.stdout.flush()
+
+    def stdout(self, text: str) -> None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    # progress ---------------------------------------------------------------------
+    @contextmanager
+    def reporter(self) -> Iterator[RichReporter]:
+        rep = RichReporter(self)
+        try:
+            yield rep
+        finally:
+            rep.close()
+
+
+class RichReporter:
+    """Reporter (see ontoskills.progress) drawing a rich progress bar on stderr."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.show = not out.app.quiet and out.err.is_terminal
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        if not self.show:
+            if not self.out.app.quiet and not self.out.app.json:
+                self.out.info(name)
+            return
+        if self._progress is None:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.out.err,
+                transient=True,
+            )
+            self._progress.start()
+        if self._task is not None:
+            self._progress.update(self._task, visible=False)
+        self._task = self._progress.add_task(name, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, n)
+
+    def note(self, message: str) -> None:
+        if self._progress is not None:
+            self._progress.console.print(escape(message))
+        else:
+            self.out.info(message)
+
+    def warn(self, message: str) -> None:
+        self.out.warn(message)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def run(app: AppContext, fn: Callable[[Output], T]) -> T:
+    """Call a command body; turn domain errors into a one-line message and an exit code."""
+    out = Output(app)
+    try:
+        return fn(out)
+    except OntoskillsError as exc:
+        render_error(out, exc)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        out.err.print("[red]interrupted[/red]: nothing was changed that was not finished")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def render_error(out: Output, exc: OntoskillsError) -> None:
+    out.err.print(f"[red]error:[/red] {escape(exc.message)}")
+    if exc.hint:
+        out.err.print(f"[dim]hint:[/dim] {escape(exc.hint)}")
+    if out.app.json:
+        # A failing --json run still prints one document, so scripts can parse the reason.
+        out.json({"error": {"message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}})

@@ -1,0 +1,100 @@
+"""One exception hierarchy for the whole tool.
+
+Every error carries the exit code the CLI returns for it and an optional hint that tells the
+user the next step. Domain code raises these; only the CLI layer turns them into output.
+The codes are part of the public contract (docs/CLI.md) and are tested one by one.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_OTHER = 1
+EXIT_USAGE = 2
+EXIT_LOCK = 3
+EXIT_INTEGRITY = 4
+EXIT_NETWORK = 5
+EXIT_AUTH = 6
+EXIT_NOT_FOUND = 7
+EXIT_INTERRUPTED = 130
+
+
+class OntoskillsError(Exception):
+    """Base class: a failure the user can act on."""
+
+    exit_code: int = EXIT_OTHER
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(OntoskillsError):
+    """Bad arguments or bad configuration supplied by the user."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(UsageError):
+    """The config file is malformed or names something that does not exist."""
+
+
+class LockError(OntoskillsError):
+    """The lockfile is missing, unreadable or would change under --locked."""
+
+    exit_code = EXIT_LOCK
+
+
+class LockMissingError(LockError):
+    pass
+
+
+class LockOutdatedError(LockError):
+    pass
+
+
+class LockFormatError(LockError):
+    """Malformed TOML, merge-conflict markers or an unknown lock_version."""
+
+
+class IntegrityError(OntoskillsError):
+    """Content does not match its recorded or published hash, or is malformed."""
+
+    exit_code = EXIT_INTEGRITY
+
+
+class FormatError(IntegrityError):
+    """A registry file (index, manifest, intents.json, Turtle) is malformed."""
+
+
+class UnsafePathError(IntegrityError):
+    """A path or name from untrusted input would escape its root or is not allowed."""
+
+
+class LimitExceededError(IntegrityError):
+    """A size or count limit was exceeded (file too big, too many files, ...)."""
+
+
+class TrustError(IntegrityError):
+    """A trust policy refused the operation (--min-trust, tier downgrade)."""
+
+
+class NetworkError(OntoskillsError):
+    exit_code = EXIT_NETWORK
+
+
+class AuthError(OntoskillsError):
+    exit_code = EXIT_AUTH
+
+
+class NotFoundError(OntoskillsError):
+    exit_code = EXIT_NOT_FOUND
+
+
+class BusyError(OntoskillsError):
+    """Another ontoskills process holds the home lock and we may not wait."""
+
+    exit_code = EXIT_OTHER

@@ -1,0 +1,382 @@
+"""Typed models of the registry formats: index.json, package.json and intents.json.
+
+Parsing validates shape, names and paths and tolerates the real OntoStore's historical
+variants (see ../shared/ontostore/QUIRKS.md and docs/FORMATS.md):
+- `manifest_url` instead of `manifest_path` (relative, or absolute under the registry base);
+- package ids that are not `author/pkg` (dotted) when the manifest path says what they are;
+- missing `source_kind`, `aliases`, `intents`, `depends_on_skills`;
+- dependency names written `ontoskills-<skill-id>`.
+A package's own `trust_tier` is kept only as `declared_tier`: the index decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from . import jsonio, limits
+from .errors import FormatError, LimitExceededError, UnsafePathError
+from .safety import check_name, check_relpath, is_valid_name, split_package_id
+
+TIERS = ("community", "verified", "official")
+LOCAL_TIER = "local"
+_TIER_RANK = {"community": 0, "verified": 1, "official": 2, LOCAL_TIER: 2}
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_MANIFEST_PATH_RE = re.compile(r"^(?:.*/)?packages/([^/]+)/([^/]+)/package\.json$")
+DEP_PREFIX = "ontoskills-"
+
+
+def normalize_tier(raw: object) -> str:
+    """Index tier -> known tier; anything missing or unknown is community."""
+    return raw if isinstance(raw, str) and raw in TIERS else "community"
+
+
+def tier_rank(tier: str) -> int:
+    return _TIER_RANK.get(tier, 0)
+
+
+def cap_tier(tier: str, cap: str | None) -> str:
+    if cap is None:
+        return tier
+    return tier if tier_rank(tier) <= tier_rank(cap) else cap
+
+
+def check_tier_name(tier: str) -> str:
+    if tier not in TIERS:
+        raise FormatError(f"unknown trust tier {tier!r}: expected one of {', '.join(TIERS)}")
+    return tier
+
+
+class _Obj:
+    """Field access on a JSON object with error messages that name file and field."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, dict):
+            raise FormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        self.data: dict[str, Any] = data
+        self.where = where
+
+    def _get(self, key: str, types: type | tuple[type, ...], required: bool, default: Any) -> Any:
+        if key not in self.data or self.data[key] is None:
+            if required:
+                raise FormatError(f"{self.where}: missing field {key!r}")
+            return default
+        value = self.data[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
+            want = "/".join(t.__name__ for t in _tuple(types))
+            raise FormatError(
+                f"{self.where}: field {key!r} must be {want}, got {type(value).__name__}"
+            )
+        return value
+
+    def str(self, key: str, required: bool = True, default: str | None = None) -> Any:
+        return self._get(key, str, required, default)
+
+    def bool(self, key: str, default: bool) -> bool:
+        return bool(self._get(key, bool, False, default))
+
+    def int(self, key: str, required: bool = True) -> Any:
+        return self._get(key, int, required, None)
+
+    def list(self, key: str, required: bool = False) -> list[Any]:
+        return list(self._get(key, list, required, []))
+
+    def str_list(self, key: str, required: bool = False) -> list[str]:
+        items = self.list(key, required)
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise FormatError(f"{self.where}: {key}[{i}] must be a string")
+        return items
+
+
+def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+# --------------------------------------------------------------------------- index.json
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    package_id: str
+    trust_tier: str
+    manifest_path: str
+    source_kind: str = "ontology"
+    declared_tier: str | None = None
+
+    @property
+    def package_root(self) -> str:
+        """Registry-relative folder of the package (manifest's parent)."""
+        return self.manifest_path.rsplit("/", 1)[0] if "/" in self.manifest_path else ""
+
+
+@dataclass(frozen=True)
+class RegistryIndex:
+    entries: tuple[IndexEntry, ...]
+    warnings: tuple[str, ...] = ()
+    _by_id: dict[str, IndexEntry] = field(default_factory=dict, compare=False, repr=False)
+
+    def get(self, package_id: str) -> IndexEntry | None:
+        if not self._by_id:
+            self._by_id.update((e.package_id, e) for e in self.entries)
+        return self._by_id.get(package_id)
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _manifest_rel(obj: _Obj, base_url: str | None) -> str:
+    path = obj.str("manifest_path", required=False)
+    if path is None:
+        url = obj.str("manifest_url", required=False)
+        if url is None:
+            raise FormatError(f"{obj.where}: missing field 'manifest_path'")
+        path = _relative_to_base(url, base_url, obj.where)
+    return check_relpath(path, f"manifest path in {obj.where}")
+
+
+def _relative_to_base(url: str, base_url: str | None, where: str) -> str:
+    """Turn a historical absolute manifest_url into a registry-relative path, same host only."""
+    parts = urlsplit(url)
+    if not parts.scheme and not parts.netloc:
+        return url
+    if base_url is None:
+        raise UnsafePathError(f"{where}: absolute manifest_url {url!r} in a non-URL registry")
+    base = urljoin(base_url if base_url.endswith("/") else base_url + "/", ".")
+    if not url.startswith(base):
+        raise UnsafePathError(f"{where}: manifest_url {url!r} points outside the registry")
+    return url[len(base) :]
+
+
+def parse_index(data: bytes, *, source: str, base_url: str | None = None) -> RegistryIndex:
+    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INDEX_BYTES)
+    top = _Obj(raw, source)
+    entries: list[IndexEntry] = []
+    warnings: list[str] = []
+    seen: set[str] = set()
+    for i, item in enumerate(top.list("packages", required=True)):
+        obj = _Obj(item, f"{source}: packages[{i}]")
+        manifest_path = _manifest_rel(obj, base_url)
+        package_id = obj.str("package_id", required=False)
+        if not (isinstance(package_id, str) and package_id.count("/") == 1):
+            # Historical dotted ids: the layout packages/<author>/<pkg>/ is authoritative.
+            m = _MANIFEST_PATH_RE.match(manifest_path)
+            if not m:
+                raise UnsafePathError(f"{obj.where}: invalid package id {package_id!r}")
+            warnings.append(f"{obj.where}: package id {package_id!r} read as {m[1]}/{m[2]}")
+            package_id = f"{m[1]}/{m[2]}"
+        split_package_id(package_id, f"package id in {obj.where}")
+        if package_id in seen:
+            raise FormatError(f"{source}: package {package_id} listed twice")
+        seen.add(package_id)
+        declared = obj.data.get("trust_tier")
+        tier = normalize_tier(declared)
+        if declared is not None and declared != tier:
+            warnings.append(f"{package_id}: unknown trust tier {declared!r}, using community")
+        entries.append(
+            IndexEntry(
+                package_id=package_id,
+                trust_tier=tier,
+                manifest_path=manifest_path,
+                source_kind=obj.str("source_kind", required=False, default="ontology"),
+                declared_tier=declared if isinstance(declared, str) else None,
+            )
+        )
+    return RegistryIndex(tuple(entries), tuple(warnings))
+
+
+# --------------------------------------------------------------------------- package.json
+
+
+@dataclass(frozen=True)
+class SkillEntry:
+    id: str
+    path: str
+    default_enabled: bool = True
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    category: str | None = None
+    intents: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    is_user_invocable: bool | None = None
+
+    @property
+    def dir(self) -> str:
+        """Folder of the skill's main module, '' when it sits at the package root."""
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    sha256: str | None
+    size: int | None
+    executable: bool = False
+
+
+@dataclass(frozen=True)
+class Manifest:
+    package_id: str
+    version: str
+    modules: tuple[str, ...]
+    embedding_files: tuple[str, ...]
+    skills: tuple[SkillEntry, ...]
+    files: tuple[FileEntry, ...] | None = None
+    source_kind: str = "ontology"
+    declared_tier: str | None = None
+    description: str = ""
+
+    def skill(self, skill_id: str) -> SkillEntry | None:
+        return next((s for s in self.skills if s.id == skill_id), None)
+
+    def listed_paths(self) -> list[str]:
+        """Every path the manifest mentions, for sources that cannot list folders."""
+        paths = {*self.modules, *self.embedding_files, *(s.path for s in self.skills)}
+        if self.files is not None:
+            paths.update(f.path for f in self.files)
+        return sorted(paths)
+
+
+def dependency_name(raw: str) -> str:
+    """'ontoskills-writing-plans' -> 'writing-plans' (the store's spelling)."""
+    return raw[len(DEP_PREFIX) :] if raw.startswith(DEP_PREFIX) else raw
+
+
+def _parse_skill(item: object, where: str) -> SkillEntry:
+    obj = _Obj(item, where)
+    skill_id = check_name(obj.str("id"), f"skill id in {where}")
+    deps = []
+    for dep in obj.str_list("depends_on_skills"):
+        name = dependency_name(dep)
+        if not is_valid_name(name):
+            raise UnsafePathError(f"{where}: invalid dependency name {dep!r}")
+        deps.append(name)
+    category = obj.str("category", required=False)
+    return SkillEntry(
+        id=skill_id,
+        path=check_relpath(obj.str("path"), f"skill path in {where}"),
+        default_enabled=obj.bool("default_enabled", True),
+        aliases=tuple(obj.str_list("aliases")),
+        description=obj.str("description", required=False, default=""),
+        category=category,
+        intents=tuple(obj.str_list("intents")),
+        depends_on=tuple(deps),
+        is_user_invocable=obj.data.get("is_user_invocable")
+        if isinstance(obj.data.get("is_user_invocable"), bool)
+        else None,
+    )
+
+
+def _parse_file(item: object, where: str) -> FileEntry:
+    obj = _Obj(item, where)
+    sha = obj.str("sha256", required=False)
+    if sha is not None and not SHA256_RE.match(sha):
+        raise FormatError(f"{where}: sha256 must be 64 lowercase hex characters")
+    size = obj.int("size", required=False)
+    if size is not None and size < 0:
+        raise FormatError(f"{where}: size must be >= 0")
+    if size is not None and size > limits.MAX_FILE_BYTES:
+        raise LimitExceededError(f"{where}: declared size {size} exceeds the file size limit")
+    return FileEntry(
+        path=check_relpath(obj.str("path"), f"file path in {where}"),
+        sha256=sha,
+        size=size,
+        executable=obj.bool("executable", False),
+    )
+
+
+def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) -> Manifest:
+    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_MANIFEST_BYTES)
+    obj = _Obj(raw, source)
+    package_id = obj.str("package_id", required=expected_id is None, default=expected_id)
+    if expected_id is not None and package_id != expected_id:
+        raise FormatError(
+            f"{source}: package_id {package_id!r} does not match the index entry {expected_id!r}"
+        )
+    split_package_id(package_id, f"package id in {source}")
+    version = obj.data.get("version")
+    if not isinstance(version, (str, int, float)) or isinstance(version, bool):
+        raise FormatError(f"{source}: missing or invalid 'version'")
+    skills_raw = obj.list("skills")
+    if len(skills_raw) > limits.MAX_SKILLS_PER_PACKAGE:
+        raise LimitExceededError(f"{source}: more than {limits.MAX_SKILLS_PER_PACKAGE} skills")
+    skills = tuple(_parse_skill(s, f"{source}: skills[{i}]") for i, s in enumerate(skills_raw))
+    ids = [s.id for s in skills]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise FormatError(f"{source}: duplicate skill ids {', '.join(dup)}")
+    files = None
+    if "files" in obj.data and obj.data["files"] is not None:
+        files_raw = obj.list("files")
+        if len(files_raw) > limits.MAX_PACKAGE_FILES:
+            raise LimitExceededError(f"{source}: more than {limits.MAX_PACKAGE_FILES} files")
+        files = tuple(_parse_file(f, f"{source}: files[{i}]") for i, f in enumerate(files_raw))
+        paths = [f.path for f in files]
+        if len(set(paths)) != len(paths):
+            raise FormatError(f"{source}: duplicate paths in 'files'")
+    declared = obj.data.get("trust_tier")
+    return Manifest(
+        package_id=package_id,
+        version=str(version),
+        modules=tuple(
+            check_relpath(p, f"module path in {source}") for p in obj.str_list("modules")
+        ),
+        embedding_files=tuple(
+            check_relpath(p, f"embedding path in {source}") for p in obj.str_list("embedding_files")
+        ),
+        skills=skills,
+        files=files,
+        source_kind=obj.str("source_kind", required=False, default="ontology"),
+        declared_tier=declared if isinstance(declared, str) else None,
+        description=obj.str("description", required=False, default="") or "",
+    )
+
+
+# --------------------------------------------------------------------------- intents.json
+
+
+@dataclass(frozen=True)
+class IntentVector:
+    intent: str
+    embedding: tuple[float, ...]
+    skills: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IntentsFile:
+    model: str
+    dimension: int
+    intents: tuple[IntentVector, ...]
+
+
+def parse_intents(data: bytes, *, source: str) -> IntentsFile:
+    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INTENTS_BYTES)
+    obj = _Obj(raw, source)
+    model = obj.str("model")
+    dimension = obj.int("dimension")
+    if not 1 <= dimension <= 8192:
+        raise FormatError(f"{source}: dimension {dimension} out of range")
+    out = []
+    for i, item in enumerate(obj.list("intents", required=True)):
+        it = _Obj(item, f"{source}: intents[{i}]")
+        emb = it.list("embedding", required=True)
+        if len(emb) != dimension:
+            raise FormatError(
+                f"{it.where}: embedding has {len(emb)} values, dimension says {dimension}"
+            )
+        if not all(jsonio.is_finite_number(x) for x in emb):
+            raise FormatError(f"{it.where}: embedding must hold finite numbers")
+        out.append(
+            IntentVector(
+                intent=it.str("intent"),
+                embedding=tuple(float(x) for x in emb),
+                skills=tuple(it.str_list("skills")),
+            )
+        )
+    return IntentsFile(model=model, dimension=dimension, intents=tuple(out))

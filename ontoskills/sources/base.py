@@ -1,0 +1,65 @@
+"""The one small interface every registry source implements (http, folder, git).
+
+A source reads registry-relative paths ("index.json", "packages/a/b/package.json", ...).
+It knows nothing about installs, lockfiles or the home: the installer composes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..config import RegistryConfig
+from ..manifest import RegistryIndex
+from ..paths import Cache
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file of a package as listed by a source that can list folders."""
+
+    path: str  # relative to the package root, POSIX
+    size: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    index: RegistryIndex
+    sha256: str  # of the index.json bytes
+    commit: str | None = None  # git sources: the resolved commit everything is read from
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    cache: Cache
+    offline: bool = False
+    allow_insecure_http: bool = False
+    timeout: float = 30.0
+    retries: int = 4
+    parallel: int = 8
+    env: dict[str, str] = field(default_factory=dict)  # for tokens; empty means os.environ
+
+
+class Source(Protocol):
+    config: RegistryConfig
+    is_local: bool  # True when reads never touch the network (folder, local git)
+
+    def load_index(self) -> IndexSnapshot:
+        """Fetch (or revalidate) and parse index.json; pins the revision for later reads."""
+        ...
+
+    def read(self, relpath: str, *, max_bytes: int) -> bytes:
+        """Whole content of a small registry file (manifest, index)."""
+        ...
+
+    def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
+        """Stream a registry file to dest; return (sha256, size). Never exceeds max_bytes."""
+        ...
+
+    def list_package(self, package_root: str) -> list[RemoteFile] | None:
+        """Every file under a package folder, or None when the source cannot list (HTTP)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path inside ../shared, or skip the test when it is absent (a user's fresh clone)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs {path} (../shared is not available)")
+    return path
+
+
+@pytest.fixture
+def ontostore() -> Path:
+    return shared_path("ontostore", "index.json").parent
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An isolated home, cache and HF cache for both in-process and subprocess use."""
+    values = {
+        "ONTOSKILLS_HOME": str(tmp_path / "home"),
+        "ONTOSKILLS_CACHE_DIR": str(tmp_path / "cache"),
+        "HF_HOME": str(tmp_path / "hf"),
+        "NO_COLOR": "1",
+    }
+    for key in ("ONTOSKILLS_LOCKFILE", "ONTOSKILLS_REGISTRY", "ONTOSKILLS_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    return values
+
+
+CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def cli(env: dict[str, str]) -> CliRunner:
+    """Run the real CLI in a subprocess: `cli("install", "a/b", check=True)`."""
+
+    def run(
+        *args: str,
+        check: bool = False,
+        extra_env: dict[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {**os.environ, **env, "PYTHONPATH": str(REPO), **(extra_env or {})}
+        proc = subprocess.run(
+            [sys.executable, "-m", "ontoskills", *args],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            input=input,
+            timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"ontoskills {' '.join(args)} exited {proc.returncode}\n"
+                f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+            )
+        return proc
+
+    return run
