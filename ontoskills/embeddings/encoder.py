@@ -1,0 +1,141 @@
+"""Sentence encoder: ONNX Runtime + `tokenizers`, mean pooling, L2 normalisation.
+
+The one place vectors are computed, used by search, the server and export-embeddings.
+Single queries run unpadded (the published tokenizer pads to 128 tokens, ~5x slower for the
+same vector); batches are padded to their longest member only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import IntegrityError
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_REQUIRED_INPUTS = {"input_ids", "attention_mask"}
+
+
+class ModelError(IntegrityError):
+    """The model or tokenizer is corrupt, incompatible or of the wrong dimension."""
+
+
+class Encoder:
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        model_name: str = DEFAULT_MODEL,
+        threads: int | None = None,
+        max_length: int = 128,
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.tokenizer_path = Path(tokenizer_path)
+        self.model_name = model_name
+        self.threads = threads or int(os.environ.get("ONTOSKILLS_ENCODER_THREADS", "1"))
+        self.max_length = max_length
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._input_names: list[str] = []
+        self._dimension: int | None = None
+
+    # lazy loading -------------------------------------------------------------------
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            try:
+                tok = Tokenizer.from_file(str(self.tokenizer_path))
+            except Exception as exc:
+                raise ModelError(f"cannot load tokenizer {self.tokenizer_path}: {exc}") from None
+            tok.enable_truncation(max_length=self.max_length)
+            tok.no_padding()
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            try:
+                session = ort.InferenceSession(
+                    str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+                )
+            except Exception as exc:
+                raise ModelError(
+                    f"cannot load ONNX model {self.model_path}: {str(exc).splitlines()[0]}",
+                    hint="re-run `ontoskills install --with-embeddings` to fetch a fresh copy",
+                ) from None
+            names = [i.name for i in session.get_inputs()]
+            if not _REQUIRED_INPUTS.issubset(names):
+                raise ModelError(
+                    f"{self.model_path}: model inputs {names} lack input_ids/attention_mask"
+                )
+            out = session.get_outputs()[0]
+            if len(out.shape) != 3:
+                raise ModelError(
+                    f"{self.model_path}: expected a [batch, tokens, dim] output, got {out.shape}"
+                )
+            dim = out.shape[2]
+            self._dimension = dim if isinstance(dim, int) else None
+            self._input_names = names
+            self._tokenizer = tok
+            self._session = session
+
+    @property
+    def dimension(self) -> int:
+        self._load()
+        if self._dimension is None:  # symbolic output dim: measure it once
+            self._dimension = int(self.encode_one("dimension probe").shape[0])
+        return self._dimension
+
+    def check_dimension(self, expected: int, *, source: str) -> None:
+        if self.dimension != expected:
+            raise ModelError(
+                f"{source} holds {expected}-dim vectors but the model produces {self.dimension}",
+                hint="install the model the vectors were made with (see `ontoskills doctor`)",
+            )
+
+    # encoding -----------------------------------------------------------------------
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        self._load()
+        enc = self._tokenizer.encode(text)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        mask = np.asarray([enc.attention_mask], dtype=np.int64)
+        return self._run(ids, mask)[0]
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Encode many texts; each batch is padded only to its longest member."""
+        self._load()
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        out = []
+        for start in range(0, len(texts), batch_size):
+            encs = self._tokenizer.encode_batch(list(texts[start : start + batch_size]))
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), dtype=np.int64)
+            mask = np.zeros((len(encs), width), dtype=np.int64)
+            for row, e in enumerate(encs):
+                ids[row, : len(e.ids)] = e.ids
+                mask[row, : len(e.ids)] = e.attention_mask
+            out.append(self._run(ids, mask))
+        return np.concatenate(out, axis=0)
