@@ -15,7 +15,18 @@ from . import __version__
 from .commands._context import AppContext
 
 # Order here is the order in `--help`.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "install",
+    "ci",
+    "update",
+    "remove",
+    "toggle",
+    "listing",
+    "outdated",
+    "doctor",
+    "cache",
+    "registry",
+)
 
 app = typer.Typer(
     name="ontoskills",

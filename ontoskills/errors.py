@@ -94,6 +94,12 @@ class NotFoundError(OntoskillsError):
     exit_code = EXIT_NOT_FOUND
 
 
+class LocalChangesError(OntoskillsError):
+    """Installed files were edited by the user; we will not overwrite them silently."""
+
+    exit_code = EXIT_OTHER
+
+
 class BusyError(OntoskillsError):
     """Another ontoskills process holds the home lock and we may not wait."""
 

@@ -66,6 +66,8 @@ class LockedPackage:
     files: list[LockedFile]
     skills: dict[str, bool]
     with_embeddings: bool = False
+    root: str = ""  # registry-relative folder the files come from
+    commit: str | None = None  # git registries: the commit the files were read at
 
     @property
     def integrity(self) -> str:
@@ -154,8 +156,10 @@ def dump(lock: Lockfile, lock_dir: Path) -> bytes:
                 "registry": p.registry,
                 "trust_tier": p.trust_tier,
                 "requested": sorted(set(p.requested)),
+                "root": p.root or f"packages/{pid}",
                 "with_embeddings": p.with_embeddings,
                 "integrity": p.integrity,
+                **({"commit": p.commit} if p.commit else {}),
                 "skills": {k: p.skills[k] for k in sorted(p.skills)},
                 "files": [f.to_toml() for f in sorted(p.files, key=lambda f: f.path)],
             }
@@ -253,6 +257,8 @@ def parse(text: str, path: Path) -> Lockfile:
             files=_files(p.get("files", []), path, where),
             skills=dict(skills),
             with_embeddings=bool(p.get("with_embeddings", False)),
+            root=check_relpath(str(p.get("root", f"packages/{pid}")), f"root in {path}"),
+            commit=str(p["commit"]) if p.get("commit") else None,
         )
         recorded = p.get("integrity")
         if recorded is not None and recorded != pkg.integrity:

@@ -11,7 +11,9 @@ from typing import Annotated
 import typer
 
 from ..config import Config, load_config
+from ..install.session import Session
 from ..paths import Cache, Home
+from ..progress import NullReporter, Reporter
 from ..sources import SourceOptions
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
@@ -57,6 +59,18 @@ class AppContext:
     def interactive(self) -> bool:
         """Prompts are allowed only on a TTY and never under CI."""
         return sys.stdin.isatty() and not os.environ.get("CI")
+
+    def session(self, reporter: Reporter | None = None) -> Session:
+        """The install-side session for this invocation."""
+        return Session(
+            home=self.home,
+            cache=self.cache,
+            config=self.config,
+            lockfile_path=self.lockfile,
+            options=self.source_options(),
+            reporter=reporter or NullReporter(),
+            registry_override=self.registry_override,
+        )
 
     def source_options(self) -> SourceOptions:
         net = self.config.network

@@ -52,6 +52,11 @@ class Output:
     def stdout(self, text: str) -> None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
+    def print_stdout(self, renderable: Any) -> None:
+        """A rich renderable (table) on stdout, plain when stdout is not a terminal."""
+        no_color = self.app.no_color or "NO_COLOR" in os.environ
+        Console(no_color=no_color, highlight=False, soft_wrap=True).print(renderable)
+
     # progress ---------------------------------------------------------------------
     @contextmanager
     def reporter(self) -> Iterator[RichReporter]:

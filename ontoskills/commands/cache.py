@@ -1,0 +1,51 @@
+"""`ontoskills cache dir|clean`: the download cache (safe to delete at any time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ..fsutil import remove_tree
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def register(app: typer.Typer) -> None:
+    cache_app = typer.Typer(help="Inspect or clear the download cache.", no_args_is_help=True)
+    app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("dir")
+    def cache_dir(ctx: typer.Context, json: JsonOpt = False) -> None:
+        """Print the cache folder."""
+        app_ctx = _context.get(ctx, json=json)
+
+        def body(out: Output) -> None:
+            root = app_ctx.cache.root
+            if app_ctx.json:
+                out.json({"path": str(root), "bytes": _size(root)})
+            else:
+                out.stdout(str(root))
+
+        run(app_ctx, body)
+
+    @cache_app.command("clean")
+    def cache_clean(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+        """Delete every cached download (installed packages are not affected)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            root = app_ctx.cache.root
+            freed = _size(root)
+            remove_tree(root)
+            if app_ctx.json:
+                out.json({"path": str(root), "freed_bytes": freed})
+            else:
+                out.success(f"removed {root} ({freed / 1e6:.1f} MB)")
+
+        run(app_ctx, body)

@@ -1,0 +1,33 @@
+"""`ontoskills ci`: reproduce the committed lockfile exactly, non-interactively."""
+
+from __future__ import annotations
+
+import typer
+
+from ..install.lifecycle import ci
+from ..install.operations import InstallOptions
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+from .install import MinTrustOpt, StrictOpt, check_tier_option, render_report
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ci")
+    def ci_cmd(
+        ctx: typer.Context,
+        min_trust: MinTrustOpt = None,
+        strict: StrictOpt = False,
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Wipe the managed tree and install exactly what the lockfile says (lock required)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+        opts = InstallOptions(min_trust=check_tier_option(min_trust), frozen=True, strict=strict)
+
+        def body(out: Output) -> None:
+            with out.reporter() as rep:
+                report = ci(app_ctx.session(rep), opts)
+            render_report(out, report, "ci")
+
+        run(app_ctx, body)

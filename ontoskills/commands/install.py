@@ -1,0 +1,110 @@
+"""`ontoskills install [SPEC...]`: add packages (or skills) and record them in the lock."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..install.operations import InstallOptions, Report, install
+from ..manifest import TIERS
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+MinTrustOpt = Annotated[
+    str | None,
+    typer.Option("--min-trust", help=f"Refuse packages below this tier ({', '.join(TIERS)})."),
+]
+EmbeddingsOpt = Annotated[
+    bool,
+    typer.Option("--with-embeddings", help="Also fetch intent vectors and the ONNX encoder."),
+]
+StrictOpt = Annotated[
+    bool, typer.Option("--strict", help="Treat hidden Unicode in skills as an error.")
+]
+
+
+def check_tier_option(value: str | None) -> str | None:
+    if value is not None and value not in TIERS:
+        raise typer.BadParameter(f"must be one of {', '.join(TIERS)}", param_hint="--min-trust")
+    return value
+
+
+def render_report(out: Output, report: Report, verb: str) -> None:
+    if out.app.json:
+        out.json(
+            {
+                "command": verb,
+                "lockfile": str(out.app.lockfile),
+                "lock_changed": report.lock_changed,
+                "changes": [c.__dict__ for c in report.changes],
+                "warnings": report.warnings,
+                "recovered": report.recovered,
+            }
+        )
+        return
+    for warning in report.warnings:
+        out.warn(warning)
+    for c in report.changes:
+        if c.action == "unchanged":
+            out.info(f"  {c.package_id} {c.version} already up to date")
+        elif c.action == "removed":
+            out.success(f"removed {c.package_id}")
+        elif c.action in ("enabled", "disabled"):
+            out.success(f"{c.action} {c.package_id}: {', '.join(c.skills)}")
+        else:
+            prev = (
+                f" (was {c.previous_version})"
+                if c.previous_version and c.previous_version != c.version
+                else ""
+            )
+            out.success(
+                f"{c.action} {c.package_id} {c.version}{prev} [{c.trust_tier}] "
+                f"{c.files} files, {len(c.skills)} skills"
+            )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("install")
+    def install_cmd(
+        ctx: typer.Context,
+        specs: Annotated[
+            list[str] | None, typer.Argument(help="author/pkg or author/pkg/skill; none = the lock")
+        ] = None,
+        with_embeddings: EmbeddingsOpt = False,
+        min_trust: MinTrustOpt = None,
+        locked: Annotated[
+            bool, typer.Option("--locked", help="Fail (exit 3) if the lock would change.")
+        ] = False,
+        frozen: Annotated[
+            bool, typer.Option("--frozen", help="Install the lock as written, no resolution.")
+        ] = False,
+        force: Annotated[
+            bool, typer.Option("--force", help="Overwrite files you edited in installed packages.")
+        ] = False,
+        allow_trust_downgrade: Annotated[
+            bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
+        ] = False,
+        strict: StrictOpt = False,
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Install packages from the registry and record them in the lockfile."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+        opts = InstallOptions(
+            with_embeddings=with_embeddings,
+            min_trust=check_tier_option(min_trust),
+            locked=locked,
+            frozen=frozen,
+            strict=strict,
+            force=force,
+            allow_trust_downgrade=allow_trust_downgrade,
+        )
+
+        def body(out: Output) -> None:
+            with out.reporter() as rep:
+                report = install(app_ctx.session(rep), list(specs or []), opts)
+            render_report(out, report, "install")
+
+        run(app_ctx, body)

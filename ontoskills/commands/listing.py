@@ -1,0 +1,71 @@
+"""`ontoskills list` and `ontoskills info PKG`: what is installed."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..install.inspect import list_packages, package_info
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("list")
+    def list_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+        """List installed packages with their version, trust tier and skills."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            rows = list_packages(app_ctx.session())
+            if app_ctx.json:
+                out.json({"lockfile": str(app_ctx.lockfile), "packages": rows})
+                return
+            if not rows:
+                out.info("no packages installed")
+                return
+            table = Table(box=None, pad_edge=False)
+            for col in ("package", "version", "trust", "skills", "files"):
+                table.add_column(col)
+            for r in rows:
+                skills = f"{r['skills']['enabled']}/{r['skills']['installed']}"
+                table.add_row(r["package"], r["version"], r["trust_tier"], skills, str(r["files"]))
+            out.print_stdout(table)
+
+        run(app_ctx, body)
+
+    @app.command("info")
+    def info_cmd(
+        ctx: typer.Context,
+        package: Annotated[str, typer.Argument(help="author/pkg")],
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Show an installed package: registry, commit, integrity, skills."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            info = package_info(app_ctx.session(), package)
+            if app_ctx.json:
+                out.json(info)
+                return
+            reg = info["registry"]
+            lines = [
+                f"{info['package']} {info['version']}  [{info['trust_tier']}]",
+                info["description"] or "",
+                f"registry:  {reg['name']} ({reg['kind']}) {reg['url']}"
+                + (f" @ {reg['commit'][:12]}" if reg["commit"] else ""),
+                f"path:      {info['path']}",
+                f"integrity: {info['integrity']}",
+                f"files:     {info['files']} ({info['bytes']} bytes)",
+                "skills:",
+            ]
+            for s in info["skills"]:
+                mark = "on " if s["enabled"] else "off"
+                lines.append(f"  [{mark}] {s['id']}: {s['description'][:90]}")
+            out.stdout("\n".join(line for line in lines if line is not None))
+
+        run(app_ctx, body)

@@ -1,0 +1,46 @@
+"""`ontoskills outdated`: which installed packages changed in their registry."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ..install.inspect import outdated
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("outdated")
+    def outdated_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
+        """Compare installed packages with their registry (version, content, trust)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            with out.reporter() as rep:
+                rows = outdated(app_ctx.session(rep))
+            if app_ctx.json:
+                out.json({"packages": rows})
+                return
+            stale = [r for r in rows if r["status"] != "current"]
+            if not stale:
+                out.info("everything is up to date")
+                return
+            table = Table(box=None, pad_edge=False)
+            for col in ("package", "installed", "latest", "trust", "changed"):
+                table.add_column(col)
+            for r in stale:
+                trust = r["trust_tier"]
+                if r.get("latest_trust_tier", trust) != trust:
+                    trust = f"{trust} -> {r['latest_trust_tier']}"
+                table.add_row(
+                    r["package"],
+                    r["version"],
+                    r.get("latest_version", "-"),
+                    trust,
+                    ", ".join(r.get("changes", [r["status"]])),
+                )
+            out.print_stdout(table)
+
+        run(app_ctx, body)

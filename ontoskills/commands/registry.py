@@ -1,0 +1,117 @@
+"""`ontoskills registry add|list|remove` (+ init/verify from publish/): configured registries."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..config import KINDS, RegistryConfig
+from ..errors import NotFoundError, UsageError
+from ..manifest import TIERS
+from ..safety import is_valid_name
+from ..sources import detect_kind
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+registry_app = typer.Typer(
+    help="Manage registries (where packages come from).", no_args_is_help=True
+)
+
+
+@registry_app.command("add")
+def add_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Short name, e.g. 'company'.")],
+    url: Annotated[str, typer.Argument(help="https URL, git URL or local path.")],
+    trust: Annotated[
+        str | None,
+        typer.Option("--trust", help=f"Cap the tier of packages from here ({', '.join(TIERS)})."),
+    ] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help=f"Force the kind ({', '.join(KINDS)}).")
+    ] = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Add (or replace) a registry; resolution tries registries in the order added."""
+    app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+    def body(out: Output) -> None:
+        if not is_valid_name(name):
+            raise UsageError(
+                f"invalid registry name {name!r}", hint="lowercase letters, digits, . _ -"
+            )
+        if trust is not None and trust not in TIERS:
+            raise UsageError(f"--trust must be one of {', '.join(TIERS)}")
+        if kind is not None and kind not in KINDS:
+            raise UsageError(f"--kind must be one of {', '.join(KINDS)}")
+        location = url
+        if "://" not in url and "@" not in url:
+            from pathlib import Path
+
+            path = Path(url).expanduser()
+            if not path.exists():
+                raise UsageError(f"{url} does not exist", hint="give an existing folder or a URL")
+            location = str(path.absolute())
+        cfg = app_ctx.config
+        reg = RegistryConfig(name, location, kind or detect_kind(location), trust)
+        existing = [r for r in cfg.registries if r.name != name]
+        cfg.registries = [*existing, reg]
+        cfg.save()
+        if app_ctx.json:
+            out.json({"registry": reg.__dict__})
+        else:
+            out.success(
+                f"registry {name} -> {location} ({reg.kind}{', trust ≤ ' + trust if trust else ''})"
+            )
+
+    run(app_ctx, body)
+
+
+@registry_app.command("list")
+def list_cmd(ctx: typer.Context, json: JsonOpt = False) -> None:
+    """Show registries in resolution order (the public OntoStore when none is configured)."""
+    app_ctx = _context.get(ctx, json=json)
+
+    def body(out: Output) -> None:
+        cfg = app_ctx.config
+        regs = cfg.effective_registries()
+        if app_ctx.json:
+            out.json({"registries": [{**r.__dict__, "default": not cfg.registries} for r in regs]})
+            return
+        for r in regs:
+            trust = f"  trust ≤ {r.trust}" if r.trust else ""
+            default = "  (default)" if not cfg.registries else ""
+            out.stdout(f"{r.name}\t{r.kind}\t{r.url}{trust}{default}")
+
+    run(app_ctx, body)
+
+
+@registry_app.command("remove")
+def remove_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument()],
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Remove a registry from the config (installed packages stay installed)."""
+    app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+    def body(out: Output) -> None:
+        cfg = app_ctx.config
+        if cfg.registry(name) is None:
+            raise NotFoundError(f"no registry named {name}", hint="see `ontoskills registry list`")
+        cfg.registries = [r for r in cfg.registries if r.name != name]
+        cfg.save()
+        if app_ctx.json:
+            out.json({"removed": name})
+        else:
+            out.success(f"removed registry {name}")
+
+    run(app_ctx, body)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(registry_app, name="registry")

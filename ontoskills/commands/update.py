@@ -1,0 +1,47 @@
+"""`ontoskills update [PKG...]`: move installed packages to what the registry has now."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..install.lifecycle import update
+from ..install.operations import InstallOptions
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+from .install import MinTrustOpt, StrictOpt, check_tier_option, render_report
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("update")
+    def update_cmd(
+        ctx: typer.Context,
+        packages: Annotated[list[str] | None, typer.Argument(help="author/pkg; none = all")] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="Overwrite files you edited in installed packages.")
+        ] = False,
+        allow_trust_downgrade: Annotated[
+            bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
+        ] = False,
+        min_trust: MinTrustOpt = None,
+        strict: StrictOpt = False,
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Update installed packages (refuses trust downgrades and clobbering your edits)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+        opts = InstallOptions(
+            min_trust=check_tier_option(min_trust),
+            force=force,
+            allow_trust_downgrade=allow_trust_downgrade,
+            strict=strict,
+        )
+
+        def body(out: Output) -> None:
+            with out.reporter() as rep:
+                report = update(app_ctx.session(rep), list(packages or []), opts)
+            render_report(out, report, "update")
+
+        run(app_ctx, body)

@@ -1,0 +1,160 @@
+"""Read-only views of the home: list, info, outdated, doctor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import limits
+from ..errors import NotFoundError, OntoskillsError
+from ..fsutil import sha256_bytes
+from ..lockfile import Lockfile, load
+from ..manifest import cap_tier, parse_manifest
+from ..safety import parse_spec
+from . import homelock
+from .session import Session
+from .state import Drift, installed_package_dirs, package_drift
+
+
+def list_packages(session: Session) -> list[dict[str, Any]]:
+    lock = load(session.lockfile_path)
+    rows = []
+    for pid, pkg in sorted(lock.packages.items()):
+        rows.append(
+            {
+                "package": pid,
+                "version": pkg.version,
+                "trust_tier": pkg.trust_tier,
+                "registry": pkg.registry,
+                "skills": {"enabled": sum(pkg.skills.values()), "installed": len(pkg.skills)},
+                "files": len(pkg.files),
+                "with_embeddings": pkg.with_embeddings,
+            }
+        )
+    return rows
+
+
+def package_info(session: Session, spec: str) -> dict[str, Any]:
+    pid, _ = parse_spec(spec)
+    lock = load(session.lockfile_path)
+    pkg = lock.packages.get(pid)
+    if pkg is None:
+        raise NotFoundError(f"{pid} is not installed", hint=f"`ontoskills install {pid}`")
+    reg = lock.registries.get(pkg.registry)
+    manifest_path = session.home.package_dir(pid) / "package.json"
+    skills: list[dict[str, Any]] = []
+    description = ""
+    if manifest_path.is_file():
+        manifest = parse_manifest(manifest_path.read_bytes(), source=str(manifest_path))
+        description = manifest.description
+        for s in manifest.skills:
+            if s.id in pkg.skills:
+                skills.append(
+                    {
+                        "id": s.id,
+                        "enabled": pkg.skills[s.id],
+                        "description": s.description,
+                        "depends_on": list(s.depends_on),
+                    }
+                )
+    return {
+        "package": pid,
+        "version": pkg.version,
+        "description": description,
+        "trust_tier": pkg.trust_tier,
+        "registry": {
+            "name": pkg.registry,
+            "kind": reg.kind if reg else None,
+            "url": reg.url if reg else None,
+            "commit": pkg.commit,
+        },
+        "path": str(session.home.package_dir(pid)),
+        "integrity": pkg.integrity,
+        "with_embeddings": pkg.with_embeddings,
+        "files": len(pkg.files),
+        "bytes": sum(f.size for f in pkg.files),
+        "skills": skills,
+    }
+
+
+def outdated(session: Session) -> list[dict[str, Any]]:
+    """Compare every locked package with its registry now, without downloading packages."""
+    lock = load(session.lockfile_path, required=True)
+    rows = []
+    for pid, pkg in sorted(lock.packages.items()):
+        locked_reg = lock.registries.get(pkg.registry)
+        if locked_reg is None:
+            continue
+        reg = session.registry_for_lock(locked_reg)
+        row: dict[str, Any] = {"package": pid, "version": pkg.version, "trust_tier": pkg.trust_tier}
+        try:
+            _, entry = session.find_package(pid, [reg])
+        except NotFoundError:
+            rows.append({**row, "status": "removed-from-registry"})
+            continue
+        src = session.source(reg)
+        raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
+        manifest = parse_manifest(raw, source=entry.manifest_path, expected_id=pid)
+        latest_tier = cap_tier(entry.trust_tier, reg.trust)
+        changes = []
+        if manifest.version != pkg.version:
+            changes.append("version")
+        locked_manifest = pkg.file("package.json")
+        if locked_manifest is not None and locked_manifest.sha256 != sha256_bytes(raw):
+            changes.append("manifest")
+        if latest_tier != pkg.trust_tier:
+            changes.append("trust")
+        listing = src.list_package(entry.package_root)
+        if listing is not None:
+            sizes = {f.path: f.size for f in listing}
+            locked_sizes = {f.path: f.size for f in pkg.files if f.path != "package.json"}
+            if any(sizes.get(p) != s for p, s in locked_sizes.items()):
+                changes.append("files")
+        rows.append(
+            {
+                **row,
+                "latest_version": manifest.version,
+                "latest_trust_tier": latest_tier,
+                "status": "outdated" if changes else "current",
+                "changes": changes,
+            }
+        )
+    return rows
+
+
+@dataclass
+class DoctorReport:
+    packages: dict[str, Drift] = field(default_factory=dict)
+    unmanaged: list[str] = field(default_factory=list)
+    staging: list[str] = field(default_factory=list)
+    stale_owner: dict[str, Any] | None = None
+    lock_error: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def drifted(self) -> bool:
+        return any(not d.clean for d in self.packages.values())
+
+    @property
+    def healthy(self) -> bool:
+        return not (self.drifted or self.staging or self.lock_error or self.problems)
+
+
+def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
+    """Re-hash every installed file against the lock; report leftovers and stale locks."""
+    report = DoctorReport()
+    home = session.home
+    try:
+        lock: Lockfile = load(session.lockfile_path)
+    except OntoskillsError as exc:
+        report.lock_error = exc.message
+        return report
+    for pid, pkg in sorted(lock.packages.items()):
+        report.packages[pid] = package_drift(home, pkg, fast=fast)
+    report.unmanaged = [p for p in installed_package_dirs(home) if p not in lock.packages]
+    if home.staging_dir.exists():
+        report.staging = sorted(p.name for p in home.staging_dir.iterdir())
+    owner = homelock.read_owner(home)
+    if owner and not homelock.pid_alive(owner.get("pid")) and not homelock.is_locked(home):
+        report.stale_owner = owner
+    return report

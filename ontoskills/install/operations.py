@@ -1,0 +1,327 @@
+"""The mutating operations: install, ci, update, remove, enable/disable.
+
+Each one: take the home lock -> repair interrupted transactions -> plan -> fetch and verify
+into staging -> check policies (trust, --locked, local edits) -> one atomic commit of tree +
+lockfile. Any failure before the commit leaves the previous tree and lock untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..errors import (
+    LocalChangesError,
+    LockOutdatedError,
+    TrustError,
+    UsageError,
+)
+from ..lockfile import LockedPackage, Lockfile, load, package_integrity
+from ..manifest import tier_rank
+from ..safety import parse_spec
+from . import homelock
+from .fetch import PackageFetcher
+from .resolve import PackagePlan, check_min_trust, plan_from_lock, resolve
+from .session import Session, lock_registry_name
+from .state import describe, package_drift
+from .transaction import Transaction, recover
+
+
+@dataclass
+class InstallOptions:
+    with_embeddings: bool = False
+    min_trust: str | None = None
+    locked: bool = False
+    frozen: bool = False
+    strict: bool = False
+    force: bool = False
+    allow_trust_downgrade: bool = False
+
+
+@dataclass
+class Change:
+    package_id: str
+    action: str  # added | updated | reinstalled | unchanged | removed | enabled | disabled
+    version: str | None = None
+    previous_version: str | None = None
+    trust_tier: str | None = None
+    files: int = 0
+    skills: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    changes: list[Change] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    lock_changed: bool = False
+
+
+@contextmanager
+def locked_home(session: Session, command: str) -> Iterator[Report]:
+    report = Report()
+    with homelock.hold(session.home, command, on_wait=session.reporter.note):
+        report.recovered = recover(session.home)
+        for line in report.recovered:
+            session.reporter.warn(line)
+        try:
+            yield report
+        finally:
+            session.close()
+
+
+def _group_specs(specs: list[str]) -> dict[str, set[str] | None]:
+    """package id -> wanted skills (None = the whole package)."""
+    out: dict[str, set[str] | None] = {}
+    for spec in specs:
+        pid, skill = parse_spec(spec)
+        if skill is None or out.get(pid, set()) is None:
+            out[pid] = None
+        else:
+            current = out.setdefault(pid, set())
+            assert current is not None
+            current.add(skill)
+    return out
+
+
+def locked_selection(pkg: LockedPackage) -> set[str] | None:
+    """The skills a locked package was installed with (None: the whole package)."""
+    if any(r.count("/") == 1 for r in pkg.requested):
+        return None
+    return set(pkg.skills)
+
+
+def _wanted(existing: LockedPackage | None, new: set[str] | None) -> set[str] | None:
+    if new is None or existing is None:
+        return new
+    previous = locked_selection(existing)
+    return None if previous is None else new | previous
+
+
+class Planner:
+    """Stages plans and turns them into lock entries, shared by install/update/ci."""
+
+    def __init__(self, session: Session, opts: InstallOptions, txn: Transaction) -> None:
+        self.session = session
+        self.opts = opts
+        self.txn = txn
+
+    def stage(self, plan: PackagePlan) -> LockedPackage:
+        src = self.session.source(plan.registry, pin=plan.commit)
+        fetcher = PackageFetcher(
+            src, self.session.cache, parallel=self.session.options.parallel, strict=self.opts.strict
+        )
+        self.session.reporter.stage(f"fetching {plan.package_id}", total=len(plan.files))
+        records = fetcher.stage(
+            plan, self.txn.stage_dir(plan.package_id), advance=self.session.reporter.advance
+        )
+        for warning in plan.warnings + fetcher.warnings:
+            self.session.reporter.warn(warning)
+        for dep in plan.unresolved_deps:
+            self.session.reporter.warn(
+                f"{plan.package_id}: dependency {dep} is not in this package; install it separately"
+            )
+        return LockedPackage(
+            id=plan.package_id,
+            version=plan.version,
+            registry="",  # named when added to the lock
+            trust_tier=plan.trust_tier,
+            requested=sorted(set(plan.requested)),
+            files=records,
+            skills=plan.skills,
+            with_embeddings=plan.with_embeddings,
+            root=plan.package_root,
+            commit=plan.commit,
+        )
+
+
+def add_to_lock(lock: Lockfile, plan: PackagePlan, pkg: LockedPackage) -> None:
+    name = lock_registry_name(lock, plan.registry)
+    pkg.registry = name
+    lock.registries[name] = plan.locked_registry(name)
+
+
+def prune_registries(lock: Lockfile) -> None:
+    used = {p.registry for p in lock.packages.values()}
+    for name in list(lock.registries):
+        if name not in used:
+            del lock.registries[name]
+
+
+def same_content(a: LockedPackage | None, b: LockedPackage) -> bool:
+    return a is not None and a.integrity == b.integrity and a.trust_tier == b.trust_tier
+
+
+def guard_update(
+    session: Session, old: LockedPackage, new: LockedPackage, opts: InstallOptions
+) -> None:
+    if tier_rank(new.trust_tier) < tier_rank(old.trust_tier) and not opts.allow_trust_downgrade:
+        raise TrustError(
+            f"{old.id} would go from '{old.trust_tier}' to '{new.trust_tier}' in its registry",
+            hint="pass --allow-trust-downgrade if you accept the lower tier",
+        )
+    drift = package_drift(session.home, old)
+    if drift.user_changes and not opts.force:
+        raise LocalChangesError(
+            f"{old.id} has local changes ({describe(drift)})",
+            hint="back them up, then re-run with --force to overwrite them",
+        )
+
+
+def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
+    with locked_home(session, "install") as report:
+        lock = load(session.lockfile_path)
+        before = lock.to_bytes(session.lockfile_path.parent)
+        txn = Transaction(session.home)
+        try:
+            planner = Planner(session, opts, txn)
+            if opts.frozen or not specs:
+                sync_from_lock(session, lock, specs, opts, planner, report)
+            else:
+                _resolve_specs(session, lock, specs, opts, planner, report)
+            after = lock.to_bytes(session.lockfile_path.parent)
+            if opts.locked and after != before:
+                raise LockOutdatedError(
+                    f"{session.lockfile_path} is out of date for this install (--locked)",
+                    hint="run `ontoskills install` without --locked and commit the new lock",
+                )
+            report.lock_changed = after != before
+            txn.commit(session.lockfile_path, after)
+        except BaseException:
+            txn.discard()
+            raise
+        return report
+
+
+def _resolve_specs(
+    session: Session,
+    lock: Lockfile,
+    specs: list[str],
+    opts: InstallOptions,
+    planner: Planner,
+    report: Report,
+) -> None:
+    for pid, skills in _group_specs(specs).items():
+        existing = lock.packages.get(pid)
+        wanted = _wanted(existing, skills)
+        requested = sorted(
+            set((existing.requested if existing else []) + [s for s in specs if s.startswith(pid)])
+        )
+        plan = resolve(
+            session,
+            pid,
+            skills=wanted,
+            requested=requested,
+            with_embeddings=opts.with_embeddings or bool(existing and existing.with_embeddings),
+            min_trust=opts.min_trust,
+            existing=existing,
+        )
+        new = planner.stage(plan)
+        if same_content(existing, new) and package_drift(session.home, existing).clean:  # type: ignore[arg-type]
+            assert existing is not None
+            new.commit, new.registry = existing.commit, existing.registry
+            if new.requested != existing.requested or new.skills != existing.skills:
+                lock.packages[pid] = new
+            report.changes.append(
+                Change(
+                    pid,
+                    "unchanged",
+                    new.version,
+                    trust_tier=new.trust_tier,
+                    files=len(new.files),
+                    skills=sorted(new.skills),
+                )
+            )
+            continue
+        if existing is not None and not same_content(existing, new):
+            guard_update(session, existing, new, opts)
+        elif existing is not None:  # same content, damaged tree: repair unless the user edited
+            drift = package_drift(session.home, existing)
+            if drift.user_changes and not opts.force:
+                report.warnings.append(
+                    f"{pid}: left as is, it has local changes ({describe(drift)}); "
+                    "--force restores the published files"
+                )
+                continue
+        add_to_lock(lock, plan, new)
+        lock.packages[pid] = new
+        planner.txn.replace(session.home.package_dir(pid), planner.txn.stage_dir(pid))
+        action = (
+            "added"
+            if existing is None
+            else ("reinstalled" if same_content(existing, new) else "updated")
+        )
+        report.changes.append(
+            Change(
+                pid,
+                action,
+                new.version,
+                existing.version if existing else None,
+                new.trust_tier,
+                len(new.files),
+                sorted(new.skills),
+            )
+        )
+    prune_registries(lock)
+
+
+def sync_from_lock(
+    session: Session,
+    lock: Lockfile,
+    specs: list[str],
+    opts: InstallOptions,
+    planner: Planner,
+    report: Report,
+    *,
+    reinstall_all: bool = False,
+) -> None:
+    if not lock.packages:
+        raise UsageError(
+            f"nothing to install: {session.lockfile_path} lists no packages",
+            hint="name a package, e.g. `ontoskills install obra/superpowers`",
+        )
+    wanted = sorted(lock.packages)
+    if specs:
+        wanted = sorted(_group_specs(specs))
+        missing = [p for p in wanted if p not in lock.packages]
+        if missing:
+            raise LockOutdatedError(
+                f"{', '.join(missing)} not in {session.lockfile_path} "
+                "(--frozen installs the lock as written)",
+                hint="run `ontoskills install` without --frozen to add it to the lock",
+            )
+    for pid in wanted:
+        pkg = lock.packages[pid]
+        check_min_trust(pid, pkg.trust_tier, opts.min_trust)
+        if not reinstall_all and package_drift(session.home, pkg).clean:
+            report.changes.append(
+                Change(
+                    pid,
+                    "unchanged",
+                    pkg.version,
+                    trust_tier=pkg.trust_tier,
+                    files=len(pkg.files),
+                    skills=sorted(pkg.skills),
+                )
+            )
+            continue
+        if pkg.registry not in lock.registries:
+            raise UsageError(
+                f"{session.lockfile_path}: {pid} names unknown registry {pkg.registry!r}"
+            )
+        plan = plan_from_lock(session, pkg, lock.registries[pkg.registry])
+        new = planner.stage(plan)
+        if new.integrity != package_integrity(pkg.files):  # fetcher verified each file already
+            raise AssertionError("verified files differ from the lock")
+        planner.txn.replace(session.home.package_dir(pid), planner.txn.stage_dir(pid))
+        report.changes.append(
+            Change(
+                pid,
+                "reinstalled",
+                pkg.version,
+                trust_tier=pkg.trust_tier,
+                files=len(pkg.files),
+                skills=sorted(pkg.skills),
+            )
+        )

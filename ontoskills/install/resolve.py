@@ -1,0 +1,228 @@
+"""Resolve: registry index + manifest (+ folder listing) -> the exact files to install.
+
+Trust comes from the registry index only (capped by the registry's configured trust); a
+package's own `trust_tier` is reported and ignored. Unlisted assets are installed whole
+where the source can list folders (git, folder); over HTTP we take what the manifest lists
+plus its optional `files` array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import limits
+from ..config import RegistryConfig
+from ..errors import IntegrityError, LimitExceededError, NotFoundError, TrustError
+from ..fsutil import sha256_bytes
+from ..lockfile import LockedPackage, LockedRegistry
+from ..manifest import Manifest, SkillEntry, cap_tier, parse_manifest, tier_rank
+from ..sources import RemoteFile
+from .session import Session
+
+MANIFEST = "package.json"
+
+
+@dataclass
+class PlannedFile:
+    path: str  # relative to the package root
+    sha256: str | None = None  # expected content, when known (manifest `files`, lock)
+    size: int | None = None
+    executable: bool = False
+
+
+@dataclass
+class PackagePlan:
+    package_id: str
+    registry: RegistryConfig
+    package_root: str  # registry-relative folder of the package
+    version: str
+    trust_tier: str
+    requested: list[str]
+    skills: dict[str, bool]
+    files: list[PlannedFile]
+    with_embeddings: bool
+    commit: str | None = None  # git registries: the commit every file is read from
+    index_sha256: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    unresolved_deps: list[str] = field(default_factory=list)
+
+    def locked_registry(self, name: str) -> LockedRegistry:
+        return LockedRegistry(
+            name=name,
+            kind=self.registry.kind,
+            url=self.registry.url,
+            commit=self.commit,
+            index_sha256=None if self.commit else self.index_sha256,
+        )
+
+
+def check_min_trust(package_id: str, tier: str, min_trust: str | None) -> None:
+    if min_trust and tier_rank(tier) < tier_rank(min_trust):
+        raise TrustError(
+            f"{package_id} is '{tier}' in its registry index, below --min-trust {min_trust}",
+            hint="lower --min-trust, or choose a package from a more trusted publisher",
+        )
+
+
+def _is_embedding(path: str, manifest: Manifest) -> bool:
+    return path.rsplit("/", 1)[-1] == "intents.json" or path in manifest.embedding_files
+
+
+def select_skills(
+    manifest: Manifest, wanted: set[str] | None
+) -> tuple[list[SkillEntry], list[str]]:
+    """The wanted skills plus their same-package dependency closure; and deps we cannot meet."""
+    if wanted is None:
+        return list(manifest.skills), []
+    by_id = {s.id: s for s in manifest.skills}
+    missing = sorted(w for w in wanted if w not in by_id)
+    if missing:
+        raise NotFoundError(
+            f"{manifest.package_id} has no skill {', '.join(missing)}",
+            hint=f"available: {', '.join(sorted(by_id)) or 'none'}",
+        )
+    chosen: dict[str, SkillEntry] = {}
+    unresolved: list[str] = []
+    queue = sorted(wanted)
+    while queue:
+        sid = queue.pop(0)
+        if sid in chosen:
+            continue
+        chosen[sid] = by_id[sid]
+        for dep in by_id[sid].depends_on:
+            if dep in by_id:
+                queue.append(dep)
+            else:
+                unresolved.append(f"{sid} -> {dep}")
+    return [chosen[k] for k in sorted(chosen)], sorted(set(unresolved))
+
+
+def owner_of(path: str, skill_dirs: list[tuple[str, str]]) -> str | None:
+    """The skill whose folder is the deepest prefix of path (None: package-level file)."""
+    for sdir, sid in skill_dirs:  # sorted deepest first
+        if sdir == "" or path.startswith(sdir + "/"):
+            return sid
+    return None
+
+
+def resolve(
+    session: Session,
+    package_id: str,
+    *,
+    skills: set[str] | None,
+    requested: list[str],
+    with_embeddings: bool,
+    min_trust: str | None = None,
+    existing: LockedPackage | None = None,
+    registries: list[RegistryConfig] | None = None,
+) -> PackagePlan:
+    reg, entry = session.find_package(package_id, registries)
+    snap = session.snapshot(reg)
+    src = session.source(reg)
+    raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
+    manifest = parse_manifest(
+        raw, source=f"{reg.name}: {entry.manifest_path}", expected_id=package_id
+    )
+    tier = cap_tier(entry.trust_tier, reg.trust)
+    plan = PackagePlan(
+        package_id=package_id,
+        registry=reg,
+        package_root=entry.package_root,
+        version=manifest.version,
+        trust_tier=tier,
+        requested=requested,
+        skills={},
+        files=[],
+        with_embeddings=with_embeddings,
+        commit=snap.commit,
+        index_sha256=snap.sha256,
+    )
+    if manifest.declared_tier and manifest.declared_tier != tier:
+        plan.warnings.append(
+            f"{package_id} declares trust tier '{manifest.declared_tier}'; "
+            f"the registry index says '{tier}', which is what counts"
+        )
+    check_min_trust(package_id, tier, min_trust)
+
+    files = _candidate_files(src.list_package(entry.package_root), manifest, reg.name)
+    chosen, plan.unresolved_deps = select_skills(manifest, skills)
+    if skills is not None:
+        dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))
+        keep = {s.id for s in chosen}
+        files = {
+            p: f
+            for p, f in files.items()
+            if (owner_of(p, dirs) in keep or owner_of(p, dirs) is None)
+        }
+    if not with_embeddings:
+        files = {p: f for p, f in files.items() if not _is_embedding(p, manifest)}
+    files[MANIFEST] = PlannedFile(MANIFEST, sha256_bytes(raw), len(raw), False)
+    _check_limits(package_id, list(files.values()))
+    plan.files = [files[p] for p in sorted(files)]
+    previous = existing.skills if existing else {}
+    plan.skills = {s.id: previous.get(s.id, True) for s in chosen}
+    return plan
+
+
+def _candidate_files(
+    listing: list[RemoteFile] | None, manifest: Manifest, reg_name: str
+) -> dict[str, PlannedFile]:
+    declared = {f.path: f for f in manifest.files or ()}
+    out: dict[str, PlannedFile] = {}
+    if listing is None:  # HTTP: the manifest is all we can know
+        for path in manifest.listed_paths():
+            d = declared.get(path)
+            out[path] = PlannedFile(
+                path, d.sha256 if d else None, d.size if d else None, d.executable if d else False
+            )
+    else:
+        for f in listing:
+            if f.path == MANIFEST:
+                continue
+            d = declared.get(f.path)
+            out[f.path] = PlannedFile(f.path, d.sha256 if d else None, f.size, f.executable)
+        missing = sorted(set(manifest.listed_paths()) - set(out))
+        if missing:
+            raise IntegrityError(
+                f"{manifest.package_id} in {reg_name}: manifest lists files the registry does "
+                f"not have: {', '.join(missing[:5])}",
+                hint="the registry is inconsistent; report it to its maintainers",
+            )
+    out.pop(MANIFEST, None)
+    return out
+
+
+def _check_limits(package_id: str, files: list[PlannedFile]) -> None:
+    if len(files) > limits.MAX_PACKAGE_FILES:
+        raise LimitExceededError(
+            f"{package_id} has {len(files)} files, over the {limits.MAX_PACKAGE_FILES} limit"
+        )
+    total = 0
+    for f in files:
+        if f.size is not None:
+            if f.size > limits.MAX_FILE_BYTES:
+                raise LimitExceededError(
+                    f"{package_id}: {f.path} is {f.size} bytes, over the per-file limit",
+                    hint="raise ONTOSKILLS_MAX_FILE_MB if you trust this registry",
+                )
+            total += f.size
+    if total > limits.MAX_PACKAGE_BYTES:
+        raise LimitExceededError(f"{package_id} is {total} bytes, over the package size limit")
+
+
+def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) -> PackagePlan:
+    """A frozen plan: exactly the locked files, from the locked registry (and commit)."""
+    config = session.registry_for_lock(reg)
+    return PackagePlan(
+        package_id=pkg.id,
+        registry=config,
+        package_root=pkg.root or f"packages/{pkg.id}",
+        version=pkg.version,
+        trust_tier=pkg.trust_tier,
+        requested=list(pkg.requested),
+        skills=dict(pkg.skills),
+        files=[PlannedFile(f.path, f.sha256, f.size, f.executable) for f in pkg.files],
+        with_embeddings=pkg.with_embeddings,
+        commit=pkg.commit,
+        index_sha256=reg.index_sha256,
+    )

@@ -1,0 +1,110 @@
+"""Everything one install-side operation needs: home, cache, config, registries, sources."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config, RegistryConfig
+from ..errors import NotFoundError, UsageError
+from ..lockfile import LockedRegistry, Lockfile
+from ..manifest import IndexEntry
+from ..paths import Cache, Home
+from ..progress import NullReporter, Reporter
+from ..sources import IndexSnapshot, Source, SourceOptions, detect_kind, open_source, slug_for_url
+
+
+@dataclass
+class Session:
+    home: Home
+    cache: Cache
+    config: Config
+    lockfile_path: Path
+    options: SourceOptions
+    reporter: Reporter = field(default_factory=NullReporter)
+    registry_override: str | None = None
+    _sources: dict[tuple[str, str | None], Source] = field(default_factory=dict, repr=False)
+    _snapshots: dict[tuple[str, str | None], IndexSnapshot] = field(
+        default_factory=dict, repr=False
+    )
+
+    # registries -------------------------------------------------------------------
+    def registries(self) -> list[RegistryConfig]:
+        """Where to resolve new packages: --registry/ONTOSKILLS_REGISTRY, else the config."""
+        if self.registry_override:
+            return [self.adhoc_registry(self.registry_override)]
+        return self.config.effective_registries()
+
+    def adhoc_registry(self, value: str) -> RegistryConfig:
+        named = self.config.registry(value)
+        if named is not None:
+            return named
+        if "://" not in value and "@" not in value:
+            path = Path(value).expanduser()
+            if not path.exists():
+                raise UsageError(
+                    f"registry {value!r} is neither a configured name nor an existing path",
+                    hint="see `ontoskills registry list`, or pass a URL",
+                )
+            value = str(path.absolute())
+        return RegistryConfig(slug_for_url(value), value, detect_kind(value))
+
+    def registry_for_lock(self, locked: LockedRegistry) -> RegistryConfig:
+        """The registry a locked package came from; the configured trust cap still applies."""
+        configured = self.config.registry(locked.name)
+        trust = configured.trust if configured and configured.url == locked.url else None
+        return RegistryConfig(locked.name, locked.url, locked.kind, trust)
+
+    # sources ------------------------------------------------------------------------
+    def source(self, reg: RegistryConfig, pin: str | None = None) -> Source:
+        key = (reg.url, pin)
+        if key not in self._sources:
+            self._sources[key] = open_source(reg, self.options, pin=pin)
+        return self._sources[key]
+
+    def snapshot(self, reg: RegistryConfig, pin: str | None = None) -> IndexSnapshot:
+        key = (reg.url, pin)
+        if key not in self._snapshots:
+            self.reporter.stage(f"reading index of {reg.name}")
+            snap = self.source(reg, pin).load_index()
+            for warning in snap.index.warnings:
+                self.reporter.warn(warning)
+            self._snapshots[key] = snap
+        return self._snapshots[key]
+
+    def find_package(
+        self, package_id: str, registries: list[RegistryConfig] | None = None
+    ) -> tuple[RegistryConfig, IndexEntry]:
+        """First registry (in configured order) whose index lists the package."""
+        regs = registries or self.registries()
+        known: list[str] = []
+        for reg in regs:
+            entry = self.snapshot(reg).index.get(package_id)
+            if entry is not None:
+                return reg, entry
+            known.extend(e.package_id for e in self.snapshot(reg).index)
+        close = difflib.get_close_matches(package_id, known, n=3, cutoff=0.6)
+        names = ", ".join(r.name for r in regs)
+        hint = f"did you mean {', '.join(close)}?" if close else "check the name"
+        raise NotFoundError(f"package {package_id} not found in registry {names}", hint=hint)
+
+    def close(self) -> None:
+        for src in self._sources.values():
+            src.close()
+        self._sources.clear()
+
+
+def lock_registry_name(lock: Lockfile, reg: RegistryConfig) -> str:
+    """The registry's name in the lock; a different URL under a taken name gets a suffix."""
+    name = reg.name
+    n = 2
+    while name in lock.registries and lock.registries[name].url != reg.url:
+        name = f"{reg.name}-{n}"
+        n += 1
+    return name
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")
