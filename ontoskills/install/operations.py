@@ -234,6 +234,12 @@ def _resolve_specs(
                 )
             )
             continue
+        if opts.locked:
+            why = "is not in it" if existing is None else "changed in its registry"
+            raise LockOutdatedError(
+                f"{session.lockfile_path} is out of date: {pid} {why} (--locked)",
+                hint="run `ontoskills install` without --locked and commit the new lock",
+            )
         if existing is not None and not same_content(existing, new):
             guard_update(session, existing, new, opts)
         elif existing is not None:  # same content, damaged tree: repair unless the user edited

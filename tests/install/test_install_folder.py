@@ -1,0 +1,314 @@
+"""install/ci/update/remove against folder registries, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from ontoskills import lockfile
+from tests.conftest import CliRunner
+from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Path:
+    return build_registry(tmp_path / "reg", sample_packages())
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_install_whole_package_with_assets_and_exec_bits(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools"
+    assert (root / "debugging/scripts/run.sh").stat().st_mode & stat.S_IXUSR
+    assert not (root / "LICENSE").stat().st_mode & stat.S_IXUSR
+    assert (root / "debugging/notes.md").read_bytes() == b"# notes\r\nwindows line endings\r\n"
+    assert not (root / "debugging/intents.json").exists()  # only with --with-embeddings
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    pkg = lock.packages["acme/devtools"]
+    assert pkg.trust_tier == "official"
+    assert {f.path for f in pkg.files} == set(_tree(root))
+    assert pkg.file("debugging/scripts/run.sh").executable
+
+
+def test_with_embeddings_fetches_intents(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    cli("--registry", str(registry), "install", "acme/design", "--with-embeddings", check=True)
+    root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/design"
+    assert (root / "colorize/intents.json").is_file()
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    assert lock.packages["acme/design"].with_embeddings
+
+
+def test_two_installs_give_byte_identical_locks(
+    cli: CliRunner, registry: Path, tmp_path: Path
+) -> None:
+    locks = []
+    for n in range(2):
+        proj = tmp_path / f"proj{n}"
+        shutil.copytree(registry, proj / "reg")
+        cli(
+            "--home",
+            str(proj / "home"),
+            "--lockfile",
+            str(proj / "ontoskills.lock"),
+            "--registry",
+            str(proj / "reg"),
+            "install",
+            "acme/design",
+            "acme/devtools",
+            check=True,
+        )
+        locks.append((proj / "ontoskills.lock").read_bytes())
+    assert locks[0] == locks[1]
+    assert str(tmp_path).encode() not in locks[0]
+    assert b"\r\n" not in locks[0]
+
+
+def test_index_tier_wins_over_package_claim(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    proc = cli("--registry", str(registry), "install", "acme/design", check=True)
+    assert "declares trust tier 'official'" in proc.stderr
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    assert lock.packages["acme/design"].trust_tier == "community"
+
+
+def test_min_trust_refuses_lower_tier(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
+    proc = cli("--registry", str(registry), "install", "acme/design", "--min-trust", "verified")
+    assert proc.returncode == 4
+    assert "below --min-trust" in proc.stderr
+    assert not (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").exists()
+
+
+def test_skill_install_takes_dependency_closure(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    cli("--registry", str(registry), "install", "acme/devtools/debugging", check=True)
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    pkg = lock.packages["acme/devtools"]
+    assert sorted(pkg.skills) == ["debugging", "planning"]  # planning is a dependency
+    paths = {f.path for f in pkg.files}
+    assert "reviewing/ontoskill.ttl" not in paths
+    assert "LICENSE" in paths  # package-level files always come along
+
+
+def test_unknown_package_and_skill_exit_7(cli: CliRunner, registry: Path) -> None:
+    proc = cli("--registry", str(registry), "install", "acme/devtool")
+    assert proc.returncode == 7
+    assert "did you mean acme/devtools" in proc.stderr
+    proc = cli("--registry", str(registry), "install", "acme/devtools/nope")
+    assert proc.returncode == 7
+
+
+def test_bad_spec_is_usage_error(cli: CliRunner, registry: Path) -> None:
+    proc = cli("--registry", str(registry), "install", "Not-A-Spec")
+    assert proc.returncode == 2
+
+
+def test_tampered_registry_file_exit_4_and_nothing_changes(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    lock_before = (home / "ontoskills.lock").read_bytes()
+    tree_before = _tree(home / "ontologies")
+    (registry / "packages/acme/devtools/planning/ontoskill.ttl").write_text(
+        '@prefix oc: <https://ontoskills.sh/ontology#> .\noc:x oc:y "evil" .\n'
+    )
+    shutil.rmtree(home / "ontologies/author/acme/devtools/reviewing")  # force a re-fetch
+    tree_damaged = _tree(home / "ontologies")
+    proc = cli("install", "--frozen")
+    assert proc.returncode == 4, proc.stderr
+    assert "planning/ontoskill.ttl" in proc.stderr
+    assert (home / "ontoskills.lock").read_bytes() == lock_before
+    assert _tree(home / "ontologies") == tree_damaged
+    assert tree_before != tree_damaged
+
+
+def test_published_hash_mismatch_is_refused(
+    tmp_path: Path, cli: CliRunner, env: dict[str, str]
+) -> None:
+    spec = PackageSpec(id="acme/hashed", skills=[SkillSpec("one", "one skill")], files_array=True)
+    reg = build_registry(tmp_path / "reg", [spec])
+    (reg / "packages/acme/hashed/one/ontoskill.ttl").write_text("# changed after publishing\n")
+    proc = cli("--registry", str(reg), "install", "acme/hashed")
+    assert proc.returncode == 4
+    assert "sha256" in proc.stderr
+    assert not (Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/hashed").exists()
+
+
+@pytest.mark.parametrize("bad_path", ["../../x.ttl", "/abs.ttl", "a\\b.ttl", "https://other/x.ttl"])
+def test_traversal_paths_exit_4_write_nothing(
+    tmp_path: Path, cli: CliRunner, env: dict[str, str], bad_path: str
+) -> None:
+    spec = PackageSpec(
+        id="evil/pkg",
+        skills=[SkillSpec("s", "s")],
+        manifest_extra={"modules": ["s/ontoskill.ttl", bad_path]},
+    )
+    reg = build_registry(tmp_path / "reg", [spec])
+    before = set(tmp_path.rglob("*"))
+    proc = cli("--registry", str(reg), "install", "evil/pkg")
+    assert proc.returncode == 4, proc.stderr
+    assert "unsafe" in proc.stderr
+    after = set(tmp_path.rglob("*"))
+    created = {p for p in after - before if p.is_file()}
+    # Only our own machine state may appear (the process lock); no package file anywhere.
+    assert all("state" in p.parts for p in created), created
+    assert not (tmp_path.parent / "x.ttl").exists() and not Path("/abs.ttl").exists()
+
+
+def test_locked_after_index_change_exit_3(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    assert cli("--registry", str(registry), "install", "acme/devtools", "--locked").returncode == 0
+    index = json.loads((registry / "index.json").read_text())
+    index["packages"][0]["trust_tier"] = "verified"
+    (registry / "index.json").write_text(json.dumps(index))
+    before = (home / "ontoskills.lock").read_bytes()
+    proc = cli("--registry", str(registry), "install", "acme/devtools", "--locked")
+    assert proc.returncode == 3, proc.stderr
+    assert (home / "ontoskills.lock").read_bytes() == before
+
+
+def test_update_refuses_trust_downgrade(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    index = json.loads((registry / "index.json").read_text())
+    index["packages"][0]["trust_tier"] = "community"
+    (registry / "index.json").write_text(json.dumps(index))
+    proc = cli("update", "acme/devtools")
+    assert proc.returncode == 4 and "--allow-trust-downgrade" in proc.stderr
+    cli("update", "acme/devtools", "--allow-trust-downgrade", check=True)
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    assert lock.packages["acme/devtools"].trust_tier == "community"
+
+
+def test_update_refuses_to_clobber_user_edits(
+    cli: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    edited = home / "ontologies/author/acme/devtools/debugging/notes.md"
+    edited.write_text("my notes")
+    (registry / "packages/acme/devtools/LICENSE").write_text("Apache-2.0\n")
+    proc = cli("update")
+    assert proc.returncode == 1 and "debugging/notes.md" in proc.stderr
+    assert edited.read_text() == "my notes"
+    cli("update", "--force", check=True)
+    assert edited.read_bytes() == b"# notes\r\nwindows line endings\r\n"
+    assert (home / "ontologies/author/acme/devtools/LICENSE").read_text() == "Apache-2.0\n"
+
+
+def test_ci_reproduces_tree_in_empty_home(cli: CliRunner, registry: Path, tmp_path: Path) -> None:
+    lock_path = tmp_path / "proj/ontoskills.lock"
+    first = tmp_path / "home1"
+    cli(
+        "--home",
+        str(first),
+        "--lockfile",
+        str(lock_path),
+        "--registry",
+        str(registry),
+        "install",
+        "acme/devtools",
+        "acme/design",
+        check=True,
+    )
+    second = tmp_path / "home2"
+    (second / "ontologies/author/stray/pkg").mkdir(parents=True)
+    (second / "ontologies/author/stray/pkg/x.ttl").write_text("stray")
+    proc = cli(
+        "--home",
+        str(second),
+        "--lockfile",
+        str(lock_path),
+        "ci",
+        extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold-cache")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert _tree(first / "ontologies") == _tree(second / "ontologies")
+
+
+def test_ci_without_lock_exit_3(cli: CliRunner, tmp_path: Path) -> None:
+    proc = cli("--lockfile", str(tmp_path / "none.lock"), "ci")
+    assert proc.returncode == 3
+    assert "no lockfile" in proc.stderr
+
+
+def test_remove_and_enable_disable(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(registry), "install", "acme/devtools", "acme/design", check=True)
+    cli("disable", "acme/devtools/reviewing", check=True)
+    lock = lockfile.load(home / "ontoskills.lock")
+    assert lock.packages["acme/devtools"].skills == {
+        "debugging": True,
+        "planning": True,
+        "reviewing": False,
+    }
+    assert cli("disable", "acme/devtools/nope").returncode == 7
+    cli("remove", "acme/design", check=True)
+    assert not (home / "ontologies/author/acme/design").exists()
+    lock = lockfile.load(home / "ontoskills.lock")
+    assert list(lock.packages) == ["acme/devtools"]
+    assert cli("remove", "acme/design").returncode == 7
+
+
+def test_doctor_reports_drift(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    assert cli("doctor").returncode == 0
+    target = home / "ontologies/author/acme/devtools/debugging/scripts/run.sh"
+    os.chmod(target, 0o644)
+    (home / "ontologies/author/acme/devtools/planning/ontoskill.ttl").unlink()
+    proc = cli("doctor", "--json")
+    assert proc.returncode == 4
+    report = json.loads(proc.stdout)
+    drift = report["packages"]["acme/devtools"]
+    assert drift["missing"] == ["planning/ontoskill.ttl"]
+    assert drift["mode"] == ["debugging/scripts/run.sh"]
+    cli("install", check=True)  # repairs from the lock
+    assert cli("doctor").returncode == 0
+
+
+def test_list_info_json(cli: CliRunner, registry: Path) -> None:
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    listing = json.loads(cli("list", "--json", check=True).stdout)
+    assert listing["schema_version"] == 1
+    assert listing["packages"][0]["package"] == "acme/devtools"
+    info = json.loads(cli("info", "acme/devtools", "--json", check=True).stdout)
+    assert info["trust_tier"] == "official"
+    assert {s["id"] for s in info["skills"]} == {"debugging", "planning", "reviewing"}
+    assert cli("info", "acme/none").returncode == 7
+
+
+def test_real_superpowers_from_folder(cli: CliRunner, ontostore: Path, env: dict[str, str]) -> None:
+    cli("--registry", str(ontostore), "install", "obra/superpowers", check=True)
+    home = Path(env["ONTOSKILLS_HOME"])
+    root = home / "ontologies/author/obra/superpowers"
+    src = ontostore / "packages/obra/superpowers"
+    expected = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()}
+    expected = {p for p in expected if not p.endswith("intents.json")}
+    assert set(_tree(root)) == expected
+    assert os.access(root / "systematic-debugging/find-polluter.sh", os.X_OK)
+    lock = lockfile.load(home / "ontoskills.lock")
+    assert lock.packages["obra/superpowers"].trust_tier == "official"
+    assert all(len(f.sha256) == 64 for f in lock.packages["obra/superpowers"].files)
