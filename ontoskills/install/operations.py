@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import (
     LocalChangesError,
     LockOutdatedError,
+    OntoskillsError,
     TrustError,
     UsageError,
 )
@@ -21,6 +22,7 @@ from ..lockfile import LockedPackage, Lockfile, load, package_integrity
 from ..manifest import tier_rank
 from ..safety import parse_spec
 from . import homelock
+from .compat import write_reference_indexes
 from .fetch import PackageFetcher
 from .resolve import PackagePlan, check_min_trust, plan_from_lock, resolve
 from .session import Session, lock_registry_name
@@ -67,8 +69,17 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
             session.reporter.warn(line)
         try:
             yield report
+            _refresh_reference_indexes(session, report)
         finally:
             session.close()
+
+
+def _refresh_reference_indexes(session: Session, report: Report) -> None:
+    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure)."""
+    try:
+        write_reference_indexes(session.home, load(session.lockfile_path))
+    except (OSError, OntoskillsError) as exc:
+        report.warnings.append(f"could not refresh system/index.enabled.ttl: {exc}")
 
 
 def _group_specs(specs: list[str]) -> dict[str, set[str] | None]:

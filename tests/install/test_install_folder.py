@@ -245,7 +245,8 @@ def test_ci_reproduces_tree_in_empty_home(cli: CliRunner, registry: Path, tmp_pa
         extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold-cache")},
     )
     assert proc.returncode == 0, proc.stderr
-    assert _tree(first / "ontologies") == _tree(second / "ontologies")
+    assert _tree(first / "ontologies/author") == _tree(second / "ontologies/author")
+    assert (second / "ontologies/system/index.enabled.ttl").is_file()  # reference servers
 
 
 def test_ci_without_lock_exit_3(cli: CliRunner, tmp_path: Path) -> None:

@@ -1,0 +1,82 @@
+"""The manifests reference OntoSkills servers read: `system/index.{enabled,installed}.ttl`.
+
+The reference runtime (OntoMCP) loads `system/index.enabled.ttl` and follows its
+`owl:imports`. Writing both files after every change keeps an installed home usable by those
+servers as well as by ours. They are derived machine state (absolute file: IRIs), rebuilt
+from the lock; serialised with pyoxigraph so no path can inject Turtle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from ..fsutil import atomic_write_bytes
+from ..lockfile import Lockfile
+from ..manifest import parse_manifest
+from ..paths import Home
+from .resolve import owner_of
+
+OWL = "http://www.w3.org/2002/07/owl#"
+DCT = "http://purl.org/dc/terms/"
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+INDEX_IRI = ox.NamedNode("https://ontoskills.sh/ontology")
+
+
+def _modules(home: Home, lock: Lockfile, *, enabled_only: bool) -> list[Path]:
+    out: list[Path] = []
+    for pid, pkg in sorted(lock.packages.items()):
+        root = home.package_dir(pid)
+        manifest_path = root / "package.json"
+        if not manifest_path.is_file():
+            continue
+        manifest = parse_manifest(manifest_path.read_bytes(), source=str(manifest_path))
+        dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))
+        on = {s for s, enabled in pkg.skills.items() if enabled or not enabled_only}
+        for f in pkg.files:
+            if not f.path.endswith(".ttl"):
+                continue
+            owner = owner_of(f.path, dirs)
+            if (owner is None and on) or owner in on:
+                out.append(root.joinpath(*f.path.split("/")))
+    return out
+
+
+def _local_modules(home: Home) -> list[Path]:
+    if not home.ontologies.is_dir():
+        return []
+    skip = {home.author_dir, home.system_dir}
+    return sorted(
+        p
+        for p in home.ontologies.rglob("ontoskill.ttl")
+        if not any(s == p or s in p.parents for s in skip) and not p.is_symlink()
+    )
+
+
+def _render(title: str, modules: list[Path]) -> bytes:
+    triples = [
+        ox.Triple(INDEX_IRI, RDF_TYPE, ox.NamedNode(OWL + "Ontology")),
+        ox.Triple(INDEX_IRI, ox.NamedNode(DCT + "title"), ox.Literal(title)),
+    ]
+    for path in modules:
+        triples.append(
+            ox.Triple(INDEX_IRI, ox.NamedNode(OWL + "imports"), ox.NamedNode(path.as_uri()))
+        )
+    return (
+        ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"owl": OWL, "dcterms": DCT})
+        or b""
+    )
+
+
+def write_reference_indexes(home: Home, lock: Lockfile) -> None:
+    local = _local_modules(home)
+    home.system_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(
+        home.system_dir / "index.enabled.ttl",
+        _render("OntoSkills enabled skills", _modules(home, lock, enabled_only=True) + local),
+    )
+    atomic_write_bytes(
+        home.system_dir / "index.installed.ttl",
+        _render("OntoSkills installed skills", _modules(home, lock, enabled_only=False) + local),
+    )
