@@ -28,6 +28,7 @@ _HIDDEN_RANGES = (
     (0xFEFF, 0xFEFF),  # zero-width no-break space
     (0xE0000, 0xE007F),  # tag characters
 )
+_HIDDEN_RE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _HIDDEN_RANGES) + "]")
 
 
 def is_valid_name(name: object) -> bool:
@@ -109,16 +110,11 @@ def safe_join(root: Path, relpath: str, what: str = "path") -> Path:
 
 def find_hidden_unicode(text: str) -> list[str]:
     """Return the code points (as U+XXXX) of invisible/bidi characters in text."""
-    found = []
-    for ch in text:
-        cp = ord(ch)
-        if any(lo <= cp <= hi for lo, hi in _HIDDEN_RANGES):
-            found.append(f"U+{cp:04X}")
-    return found
+    return [f"U+{ord(m):04X}" for m in _HIDDEN_RE.findall(text)]
 
 
 def strip_hidden_unicode(text: str) -> str:
-    return "".join(ch for ch in text if not any(lo <= ord(ch) <= hi for lo, hi in _HIDDEN_RANGES))
+    return _HIDDEN_RE.sub("", text)
 
 
 def nfkc(text: str) -> str:
