@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "cache",
     "registry",
+    "pack",
+    "publish",
 )
 
 app = typer.Typer(
