@@ -139,7 +139,10 @@ def push_branch(repo: pygit2.Repository, url: str, branch: str, commit: str) -> 
     except AuthError:
         raise
     except (pygit2.GitError, ValueError) as exc:
-        raise _git_error("push", url, exc) from None
+        if "fastforward" in str(exc) or "fast-forward" in str(exc):
+            callbacks.rejected[ref] = str(exc)
+        else:
+            raise _git_error("push", url, exc) from None
     if callbacks.rejected:
         raise NetworkError(
             f"the remote refused the push of {branch}: {callbacks.rejected.get(ref)}",
