@@ -39,7 +39,8 @@ class FakeHub:
 
     @property
     def gets(self) -> list[str]:
-        return [p for m, p in self.log if m == "GET"]
+        """File downloads (huggingface_hub also asks /api/agent-harnesses once a day)."""
+        return [p for m, p in self.log if m == "GET" and p.startswith("/cdn/")]
 
     def add_folder(self, folder: Path, mapping: dict[str, str]) -> FakeHub:
         """mapping: repo path -> file name in folder."""
