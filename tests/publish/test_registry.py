@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pygit2
-import pytest
 
 from tests.conftest import REPO, CliRunner
 
@@ -122,24 +121,6 @@ def test_publish_to_remote_pushes_a_branch(tmp_path: Path, cli: CliRunner) -> No
     proc = cli("publish", str(again), "--registry", url, extra_env=GIT_ENV)
     assert proc.returncode == 5 and "refused the push" in proc.stderr
     assert refs(bare)["refs/heads/publish/acme/tools/1.0.0"] == doc["commit"]
-
-
-def test_remote_asks_for_credentials_without_token(tmp_path: Path) -> None:
-    from ontoskills.errors import AuthError
-    from ontoskills.publish.gitops import _Callbacks, token_for
-
-    assert token_for("https://github.com/a/b.git", {"GITHUB_TOKEN": "t"}) == "t"
-    assert token_for("https://example.com/a.git", {"GITHUB_TOKEN": "t"}) is None
-    assert token_for("https://example.com/a.git", {"ONTOSKILLS_TOKEN": "o"}) == "o"
-    with pytest.raises(AuthError, match="asks for credentials"):
-        _Callbacks(None).credentials("https://example.com/a.git", None, 0)
-    cb = _Callbacks("secret")
-    assert cb.credentials("https://example.com/a.git", None, 0).credential_tuple == (
-        "x-access-token",
-        "secret",
-    )
-    with pytest.raises(AuthError):  # a rejected token is not retried forever
-        cb.credentials("https://example.com/a.git", None, 0)
 
 
 CONCURRENT = """
