@@ -153,3 +153,30 @@ def test_concurrent_publishes_stay_consistent(tmp_path: Path, git_registry: Path
     assert len(log) == 7 and sorted(log[:6]) == sorted(f"Publish {n} 1.0.0" for n in names)
     assert not pygit2.Repository(str(git_registry)).status()
     assert not list((git_registry / "packages").rglob(".*")), "no staging leftovers"
+
+
+def test_verify_over_git_url_and_http(
+    tmp_path: Path,
+    cli: CliRunner,
+    git_registry: Path,
+    httpserver,  # type: ignore[no-untyped-def]
+) -> None:
+    from tests.helpers.http import serve_folder
+
+    pkg = make_package(tmp_path)
+    assert (
+        cli("publish", str(pkg), "--registry", str(git_registry), extra_env=GIT_ENV).returncode == 0
+    )
+    bare = tmp_path / "remote.git"
+    pygit2.clone_repository(str(git_registry), str(bare), bare=True)
+    doc = json.loads(cli("registry", "verify", bare.as_uri(), "--json").stdout)
+    head = str(pygit2.Repository(str(git_registry)).head.target)
+    assert doc["ok"] and doc["commit"] == head and doc["summary"]["files_checked"] == 3
+    url = serve_folder(httpserver, git_registry)
+    doc = json.loads(cli("registry", "verify", url, "--json").stdout)
+    assert doc["ok"] and doc["summary"]["files_checked"] == 3 and doc["commit"] is None
+    (git_registry / "packages/acme/tools/lint/ontoskill.ttl").write_text("tampered")
+    proc = cli("registry", "verify", url, "--json")
+    assert proc.returncode == 4
+    codes = {f["code"] for f in json.loads(proc.stdout)["findings"]}
+    assert "hash-mismatch" in codes and "turtle" in codes  # and the tampered module is invalid
