@@ -13,6 +13,7 @@ import contextlib
 import difflib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from typing import Any
 import filelock
 
 from .. import limits
-from ..errors import BusyError, IntegrityError, NotFoundError
+from ..errors import BusyError, IntegrityError, NotFoundError, UsageError
 from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
@@ -32,6 +33,8 @@ from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
+
+_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
 
 
 @dataclass
@@ -114,6 +117,11 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         kind = "git" if gitops.is_repo(local) else "folder"
         with _registry_lock(local, dry_run=opts.dry_run):
             return _publish_into(pkg, local, kind, opts, rep, own=True)
+    if "://" not in location and not _SCP_RE.match(location) and not local.exists():
+        raise UsageError(
+            f"registry {location} does not exist",
+            hint=f"create it with `ontoskills registry init {location}`",
+        )
     if opts.trust is not None:
         rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
     rep.stage(f"cloning {location}")

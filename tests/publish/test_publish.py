@@ -16,9 +16,10 @@ from ontoskills.errors import OntoskillsError
 from ontoskills.publish.pack import pack
 from ontoskills.publish.publish import PublishOptions
 from ontoskills.publish.publish import publish as publish_domain
+from ontoskills.publish.skillmd import convert
 from tests.conftest import CliRunner
 
-from .conftest import GIT_ENV, make_package, refs, tree_state
+from .conftest import GIT_ENV, make_package, make_source, refs, tree_state
 
 
 def publish(cli: CliRunner, pkg: Path, registry: Path | str, *args: str):  # type: ignore[no-untyped-def]
@@ -302,3 +303,19 @@ def test_unknown_registry_and_missing_manifest(tmp_path: Path, cli: CliRunner) -
     assert proc.returncode == 2 and "has no index.json" in proc.stderr
     proc = publish(cli, tmp_path, empty)
     assert proc.returncode == 7 and "has no package.json" in proc.stderr
+
+
+def test_hidden_unicode_and_missing_registry_are_refused(
+    tmp_path: Path, folder_registry: Path
+) -> None:
+    src = make_source(tmp_path / "src")
+    skill = src / "lint" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("Use this skill", "Use this\u202eskill"))
+    pkg = tmp_path / "pkg"
+    convert(src, pkg)
+    before = tree_state(folder_registry)
+    code, text = inproc(pkg, folder_registry)
+    assert code == 4 and "invisible or bidi characters (U+202E)" in text
+    assert tree_state(folder_registry) == before
+    code, text = inproc(make_package(tmp_path), tmp_path / "nowhere")
+    assert code == 2 and "does not exist" in text
