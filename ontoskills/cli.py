@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "cache",
     "registry",
+    "serve",
     "mcp_config",
 )
 
