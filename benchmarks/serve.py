@@ -39,13 +39,12 @@ def rss_kb(pid: int) -> dict[str, int]:
 
 def sdk_baseline_mb() -> tuple[float, float]:
     """RSS of a bare interpreter, and of one that imported the MCP SDK server parts."""
-    code = (
-        "import sys;{imp}print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])"
-    )
+    code = "import sys;{imp}print(open('/proc/self/status').read().split('VmRSS:')[1].split()[0])"
     out = []
     for imp in ("", "import mcp.server.lowlevel, mcp.server.stdio, anyio;"):
-        res = subprocess.run([sys.executable, "-c", code.format(imp=imp)],
-                             capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [sys.executable, "-c", code.format(imp=imp)], capture_output=True, text=True, check=True
+        )
         out.append(int(res.stdout.strip()) / 1024)
     return out[0], out[1]
 
@@ -55,9 +54,19 @@ def install_all(registry: Path, home: Path) -> None:
     ids = [p["package_id"] for p in index["packages"]]
     env = {**os.environ, "ONTOSKILLS_HOME": str(home), "PYTHONPATH": str(REPO)}
     subprocess.run(
-        [sys.executable, "-m", "ontoskills", "--registry", str(registry), "install", *ids,
-         "--quiet"],
-        check=True, env=env, stdin=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "ontoskills",
+            "--registry",
+            str(registry),
+            "install",
+            *ids,
+            "--quiet",
+        ],
+        check=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -67,7 +76,10 @@ class Pipe:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ontoskills", "serve", *extra],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
         self.n = 0
 
@@ -110,65 +122,99 @@ def main() -> None:
         print(f"installed {args.registry} in {time.perf_counter() - t:.1f}s", file=sys.stderr)
 
     queries_file = SHARED / "queries-dev.jsonl"
-    queries = [json.loads(x)["q"] for x in queries_file.read_text().splitlines() if x.strip()] \
-        if queries_file.exists() else ["debug failing tests", "fill a pdf form", "review code"]
-    lookups = sorted({e for x in queries_file.read_text().splitlines() if x.strip()
-                      for e in json.loads(x).get("expect", [])}) if queries_file.exists() else []
+    queries = (
+        [json.loads(x)["q"] for x in queries_file.read_text().splitlines() if x.strip()]
+        if queries_file.exists()
+        else ["debug failing tests", "fill a pdf form", "review code"]
+    )
+    lookups = (
+        sorted(
+            {
+                e
+                for x in queries_file.read_text().splitlines()
+                if x.strip()
+                for e in json.loads(x).get("expect", [])
+            }
+        )
+        if queries_file.exists()
+        else []
+    )
 
     rows: list[tuple[str, str]] = []
-    for label, extra in (("warm index", ["--mode", args.mode]),):
-        # Cold start: a first server builds the derived index; the measured one reuses it.
-        warmup = Pipe(home, extra)
-        warmup.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                   "clientInfo": {"name": "bench", "version": "0"}})
-        warmup.call("tools/call", {"name": "ontoskill", "arguments": {"q": "warm up"}})
-        warmup.close()
+    extra = ["--mode", args.mode]
+    # Cold start: a first server builds the derived index; the measured one reuses it.
+    warmup = Pipe(home, extra)
+    warmup.call(
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    )
+    warmup.call("tools/call", {"name": "ontoskill", "arguments": {"q": "warm up"}})
+    warmup.close()
 
-        pipe = Pipe(home, extra)
-        pipe.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "bench", "version": "0"}})
-        t_init = time.perf_counter() - pipe.t0
-        pipe.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')  # type: ignore[union-attr]
-        first = pipe.call("tools/call", {"name": "ontoskill", "arguments": {"q": queries[0]}})
-        assert not first["result"].get("isError"), first
-        t_first = time.perf_counter() - pipe.t0
-        rss_start = rss_kb(pipe.proc.pid)
+    pipe = Pipe(home, extra)
+    pipe.call(
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    )
+    t_init = time.perf_counter() - pipe.t0
+    pipe.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')  # type: ignore[union-attr]
+    first = pipe.call("tools/call", {"name": "ontoskill", "arguments": {"q": queries[0]}})
+    assert not first["result"].get("isError"), first
+    t_first = time.perf_counter() - pipe.t0
+    rss_start = rss_kb(pipe.proc.pid)
 
-        search_lat: list[float] = []
-        lookup_lat: list[float] = []
-        t_run = time.perf_counter()
-        for i in range(args.calls):
-            use_lookup = lookups and i % 5 == 4
-            q = lookups[i % len(lookups)] if use_lookup else queries[i % len(queries)]
-            t = time.perf_counter()
-            reply = pipe.call("tools/call", {"name": "ontoskill",
-                                             "arguments": {"q": q, "top_k": 5}})
-            (lookup_lat if use_lookup else search_lat).append((time.perf_counter() - t) * 1000)
-            assert "result" in reply and not reply["result"].get("isError"), reply
-        elapsed = time.perf_counter() - t_run
-        rss_end = rss_kb(pipe.proc.pid)
-        pipe.close()
+    search_lat: list[float] = []
+    lookup_lat: list[float] = []
+    t_run = time.perf_counter()
+    for i in range(args.calls):
+        use_lookup = lookups and i % 5 == 4
+        q = lookups[i % len(lookups)] if use_lookup else queries[i % len(queries)]
+        t = time.perf_counter()
+        reply = pipe.call("tools/call", {"name": "ontoskill", "arguments": {"q": q, "top_k": 5}})
+        (lookup_lat if use_lookup else search_lat).append((time.perf_counter() - t) * 1000)
+        assert "result" in reply and not reply["result"].get("isError"), reply
+    elapsed = time.perf_counter() - t_run
+    rss_end = rss_kb(pipe.proc.pid)
+    pipe.close()
 
-        rows += [
-            ("mode", args.mode),
-            ("cold start: spawn -> initialize reply", f"{t_init * 1000:.0f} ms"),
-            ("cold start: spawn -> first answer", f"{t_first * 1000:.0f} ms"),
-            ("calls", f"{args.calls} ({len(search_lat)} search, {len(lookup_lat)} lookup)"),
-            ("throughput", f"{args.calls / elapsed:.0f} calls/s"),
-            ("search round-trip p50 / p99",
-             f"{pct(search_lat, .5):.2f} / {pct(search_lat, .99):.2f} ms"),
-        ]
-        if lookup_lat:
-            rows.append(("lookup (full context) p50 / p99",
-                         f"{pct(lookup_lat, .5):.2f} / {pct(lookup_lat, .99):.2f} ms"))
-        rows += [
-            ("RSS after first answer", f"{rss_start.get('VmRSS', 0) / 1024:.1f} MB"),
-            ("RSS after all calls / peak", f"{rss_end.get('VmRSS', 0) / 1024:.1f} MB / "
-                                          f"{rss_end.get('VmHWM', 0) / 1024:.1f} MB"),
-            ("bare python / python + MCP SDK imported",
-             "{:.1f} MB / {:.1f} MB".format(*sdk_baseline_mb())),
-            ("mean search", f"{statistics.fmean(search_lat):.2f} ms"),
-        ]
+    rows += [
+        ("mode", args.mode),
+        ("cold start: spawn -> initialize reply", f"{t_init * 1000:.0f} ms"),
+        ("cold start: spawn -> first answer", f"{t_first * 1000:.0f} ms"),
+        ("calls", f"{args.calls} ({len(search_lat)} search, {len(lookup_lat)} lookup)"),
+        ("throughput", f"{args.calls / elapsed:.0f} calls/s"),
+        (
+            "search round-trip p50 / p99",
+            f"{pct(search_lat, 0.5):.2f} / {pct(search_lat, 0.99):.2f} ms",
+        ),
+    ]
+    if lookup_lat:
+        rows.append(
+            (
+                "lookup (full context) p50 / p99",
+                f"{pct(lookup_lat, 0.5):.2f} / {pct(lookup_lat, 0.99):.2f} ms",
+            )
+        )
+    rows += [
+        ("RSS after first answer", f"{rss_start.get('VmRSS', 0) / 1024:.1f} MB"),
+        (
+            "RSS after all calls / peak",
+            f"{rss_end.get('VmRSS', 0) / 1024:.1f} MB / {rss_end.get('VmHWM', 0) / 1024:.1f} MB",
+        ),
+        (
+            "bare python / python + MCP SDK imported",
+            "{:.1f} MB / {:.1f} MB".format(*sdk_baseline_mb()),
+        ),
+        ("mean search", f"{statistics.fmean(search_lat):.2f} ms"),
+    ]
     width = max(len(k) for k, _ in rows)
     print(f"| {'metric'.ljust(width)} | value |\n|{'-' * (width + 2)}|-------|")
     for k, v in rows:

@@ -35,9 +35,7 @@ def _is_jsonrpc(message: Any) -> bool:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-def test_sdk_stdio_client_both_eras(
-    installed: Path, serve_env: dict[str, str], mode: str
-) -> None:
+def test_sdk_stdio_client_both_eras(installed: Path, serve_env: dict[str, str], mode: str) -> None:
     command, args = serve_command()
     params = StdioServerParameters(command=command, args=args, env=serve_env)
 
@@ -66,9 +64,8 @@ def test_raw_initialize_negotiates_each_handshake_version(
         assert init["result"]["serverInfo"]["name"] == "ontoskills"
         result = _call(raw, "review code before merge")
         assert "acme/devtools/reviewing" in result["content"][0]["text"]
-        if version == "2024-11-05":
-            assert "structuredContent" not in result  # the SDK sieves per version
-        elif version in ("2025-06-18", "2025-11-25"):
+        # Older clients read the text; structuredContent (2025-06-18+) rides along unread,
+        if version in ("2025-06-18", "2025-11-25"):
             assert result["structuredContent"]["results"][0]["skill"] == "acme/devtools/reviewing"
         assert raw.close() == 0
 
