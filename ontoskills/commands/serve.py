@@ -47,14 +47,17 @@ def register(app: typer.Typer) -> None:
             # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
             import anyio
 
-            from ..search.service import SkillService
-            from ..server.app import ServeOptions
+            from ..server.app import ServeOptions, Service
             from ..server.runner import configure_logging, serve_stdio
 
             configure_logging(verbose)
             home, lockfile, config = app_ctx.home, app_ctx.lockfile, app_ctx.config
 
-            def factory() -> SkillService:
+            def factory() -> Service:
+                # Runs in a worker thread once the transport is up: importing the search
+                # stack (numpy, pyoxigraph, onnxruntime) there keeps `initialize` fast.
+                from ..search.service import SkillService
+
                 return SkillService(home, lockfile, config, verify=verify)
 
             options = ServeOptions(min_trust=min_trust, mode=mode)

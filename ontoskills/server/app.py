@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -37,6 +37,7 @@ from ..manifest import tier_rank
 from . import skills_ext
 
 log = logging.getLogger("ontoskills.server")
+T = TypeVar("T")
 
 TOOL_NAME = "ontoskill"
 SCHEMA_URI = "ontology://schema"
@@ -130,14 +131,26 @@ class ServiceHolder:
             self._ready.set()
 
     async def get(self) -> Service:
-        """The ready service, refreshed against the lockfile."""
+        """The ready service (not refreshed: `call` does that)."""
         await self._ready.wait()
         if self._service is None:
             assert self._error is not None
             raise self._error
-        service = self._service
-        await anyio.to_thread.run_sync(service.refresh)
-        return service
+        return self._service
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(service, *args)` in a worker thread, after a refresh against the lockfile.
+
+        One thread hop per request: refresh is a stat when nothing changed, but a reload
+        after an install parses the new lock and must not stall the event loop.
+        """
+        service = await self.get()
+
+        def work() -> T:
+            service.refresh()
+            return fn(service, *args)
+
+        return await anyio.to_thread.run_sync(work)
 
 
 def check_arguments(arguments: dict[str, Any] | None) -> tuple[str, int]:
@@ -229,8 +242,7 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         except ToolInputError as exc:
             return _error_result(str(exc))
         try:
-            service = await holder.get()
-            return await anyio.to_thread.run_sync(run_tool, service, q, top_k, options)
+            return await holder.call(run_tool, q, top_k, options)
         except OntoskillsError as exc:
             return _error_result(exc.message, exc.hint)
         except Exception:
@@ -262,16 +274,17 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
-        service = await _service_or_error(holder)
         if uri == SCHEMA_URI:
-            schema = await anyio.to_thread.run_sync(service.schema)
+            schema = await _call_or_error(holder, lambda service: service.schema())
             text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
             contents = types.TextResourceContents(
                 uri=SCHEMA_URI, mime_type="application/json", text=text
             )
             return types.ReadResourceResult(contents=[contents])
         if uri.startswith(skills_ext.SCHEME):
-            return await skills_ext.read(service, uri, options.min_trust)
+            text = await _call_or_error(holder, skills_ext.read_text, uri, options.min_trust)
+            contents = types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
+            return types.ReadResourceResult(contents=[contents])
         raise MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}")
 
     server: Server[Any] = Server(
@@ -296,14 +309,16 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
-    skills_ext.install(server, lambda: _service_or_error(holder), options.min_trust)
+    skills_ext.install(
+        server, lambda fn, *args: _call_or_error(holder, fn, *args), options.min_trust
+    )
     return server
 
 
-async def _service_or_error(holder: ServiceHolder) -> Service:
-    """The service, with a load failure turned into a protocol error."""
+async def _call_or_error(holder: ServiceHolder, fn: Callable[..., T], *args: Any) -> T:
+    """`holder.call`, with a domain failure turned into a protocol error."""
     try:
-        return await holder.get()
+        return await holder.call(fn, *args)
     except OntoskillsError as exc:
         message = exc.message if not exc.hint else f"{exc.message} ({exc.hint})"
         raise MCPError(code=types.INTERNAL_ERROR, message=message) from None

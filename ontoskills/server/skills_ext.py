@@ -18,7 +18,6 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import mcp_types as types
 import yaml
 from mcp.server.context import ServerRequestContext
@@ -44,6 +43,10 @@ TEMPLATE = types.ResourceTemplate(
     description="An installed skill's full context as a generated SKILL.md",
     mime_type="text/markdown",
 )
+
+
+# `call(fn, *args)` runs `fn(service, *args)` in a worker thread on the refreshed service.
+Call = Callable[..., Awaitable[Any]]
 
 
 class GetSkillParams(types.RequestParams):
@@ -106,37 +109,28 @@ def skill_md(service: Service, summary: Any) -> str:
     return f"---\n{head}---\n\n{body.rstrip()}\n"
 
 
-async def read(service: Service, uri: str, min_trust: str | None) -> types.ReadResourceResult:
-    def body() -> str:
-        summary = _find(service, uri, min_trust)
-        try:
-            return skill_md(service, summary)
-        except NotFoundError:
-            raise MCPError(
-                code=types.INVALID_PARAMS, message=f"Resource not found: {uri}"
-            ) from None
-
-    text = await anyio.to_thread.run_sync(body)
-    contents = types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
-    return types.ReadResourceResult(contents=[contents])
+def read_text(service: Service, uri: str, min_trust: str | None) -> str:
+    """The generated SKILL.md behind a `skill://` URI (sync: runs in a worker thread)."""
+    summary = _find(service, uri, min_trust)
+    try:
+        return skill_md(service, summary)
+    except NotFoundError:
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}") from None
 
 
-def install(
-    server: Server[Any],
-    get_service: Callable[[], Awaitable[Service]],
-    min_trust: str | None,
-) -> None:
+def install(server: Server[Any], call: Call, min_trust: str | None) -> None:
     """Register `skills/list` and `skills/get` and advertise the extension."""
 
     async def list_skills(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams
     ) -> dict[str, Any]:
-        service = await get_service()
         try:
             start = int(params.cursor) if params.cursor else 0
         except ValueError:
             raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor") from None
-        skills = await anyio.to_thread.run_sync(_visible, service, min_trust)
+        if start < 0:
+            raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
+        skills = await call(_visible, min_trust)
         page = skills[start : start + PAGE_SIZE]
         result: dict[str, Any] = {
             "resultType": "complete",
@@ -149,8 +143,7 @@ def install(
         return result
 
     async def get_skill(ctx: ServerRequestContext[Any], params: GetSkillParams) -> dict[str, Any]:
-        service = await get_service()
-        summary = await anyio.to_thread.run_sync(_find, service, params.uri, min_trust)
+        summary = await call(_find, params.uri, min_trust)
         return {
             "resultType": "complete",
             "skill": entry(summary),
