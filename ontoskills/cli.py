@@ -29,6 +29,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "export_embeddings",
     "serve",
     "mcp_config",
+    "pack",
+    "publish",
 )
 
 app = typer.Typer(
