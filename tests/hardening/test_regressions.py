@@ -1,0 +1,31 @@
+"""Bugs the hardening suites found, pinned one by one so they cannot come back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ontoskills.errors import UnsafePathError
+from ontoskills.manifest import parse_manifest
+from ontoskills.safety import check_relpath, safe_join
+
+
+@pytest.mark.parametrize("path", ["a\ud800.ttl", "dir/\udfff", "\ud83d/x.ttl"])
+def test_lone_surrogate_path_is_unsafe_not_a_crash(path: str, tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError):
+        check_relpath(path)
+    with pytest.raises(UnsafePathError):
+        safe_join(tmp_path, path)
+
+
+def test_lone_surrogate_in_manifest_json_is_exit_4() -> None:
+    # "\ud800" is valid JSON text but decodes to a string no filesystem can represent.
+    raw = json.dumps(
+        {"package_id": "a/b", "version": "1", "modules": ["x\ud800.ttl"], "skills": []}
+    )
+    assert "\\ud800" in raw
+    with pytest.raises(UnsafePathError) as info:
+        parse_manifest(raw.encode(), source="package.json")
+    assert info.value.exit_code == 4
