@@ -29,3 +29,16 @@ def test_lone_surrogate_in_manifest_json_is_exit_4() -> None:
     with pytest.raises(UnsafePathError) as info:
         parse_manifest(raw.encode(), source="package.json")
     assert info.value.exit_code == 4
+
+
+@pytest.mark.parametrize(
+    "body", ["timeout = 'soon'", "parallel = 0", "retries = -1", "timeout = true"]
+)
+def test_bad_network_config_is_a_config_error_exit_2(body: str, tmp_path: Path) -> None:
+    from ontoskills.config import load_config
+    from ontoskills.errors import ConfigError
+
+    (tmp_path / "config.toml").write_text(f"[network]\n{body}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path / "config.toml")
+    assert info.value.exit_code == 2
