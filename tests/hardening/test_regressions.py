@@ -42,3 +42,20 @@ def test_bad_network_config_is_a_config_error_exit_2(body: str, tmp_path: Path) 
     with pytest.raises(ConfigError) as info:
         load_config(tmp_path / "config.toml")
     assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("https://reg.example/packages/x", True),
+        ("https://REG.example:443/x", True),
+        ("https://reg.example:8443/x", False),  # another port: another server
+        ("http://reg.example/x", False),  # a downgrade would send the token in clear text
+        ("https://other.example/x", False),
+    ],
+)
+def test_token_only_for_the_registry_origin(url: str, expected: bool) -> None:
+    from ontoskills.sources._auth import token_for
+
+    token = token_for(url, "https://reg.example/", {"ONTOSKILLS_TOKEN": "t"})
+    assert (token is not None) == expected
