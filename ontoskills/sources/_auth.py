@@ -68,8 +68,9 @@ def is_loopback(host: str) -> bool:
 def token_for(url: str, registry_url: str, env: Mapping[str, str] | None = None) -> Token | None:
     """The token that may accompany a request to `url` on behalf of `registry_url`.
 
-    Only a request to the registry's own origin (scheme, host, port) gets one: `ONTOSKILLS_TOKEN` first, else
-    `GITHUB_TOKEN` when that host is GitHub's. A redirect to any other host gets nothing.
+    Only a request to the registry's own origin (scheme, host, port) gets one:
+    `ONTOSKILLS_TOKEN` first, else `GITHUB_TOKEN` when that host is GitHub's. A redirect to
+    any other origin gets nothing.
     """
     source = env if env else os.environ
     host = _host(url)
