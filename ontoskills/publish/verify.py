@@ -148,7 +148,7 @@ def _unindexed(source: Source, roots: set[str]) -> list[Finding]:
     """Package folders (or stray files) under packages/ that no index entry points to."""
     try:
         listing = source.list_package("packages")
-    except NotFoundError:  # an empty registry: git does not keep an empty packages/
+    except NotFoundError:  # an empty registry: git does not keep an empty packages/ folder
         return []
     except OntoskillsError as exc:
         return [Finding("error", "unsafe-path", exc.message, None, type(exc))]
