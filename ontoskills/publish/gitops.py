@@ -47,9 +47,13 @@ def author_for(
     name = name or os.environ.get("GIT_AUTHOR_NAME")
     email = email or os.environ.get("GIT_AUTHOR_EMAIL")
     if not (name and email):
-        config = repo.config if repo is not None else pygit2.Config.get_global_config()
-        name = name or _config_value(config, "user.name")
-        email = email or _config_value(config, "user.email")
+        try:
+            config = repo.config if repo is not None else pygit2.Config.get_global_config()
+        except (OSError, pygit2.GitError):  # no ~/.gitconfig at all
+            config = None
+        if config is not None:
+            name = name or _config_value(config, "user.name")
+            email = email or _config_value(config, "user.email")
     if not (name and email):
         raise UsageError(
             "no git author for the registry commit",

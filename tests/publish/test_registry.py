@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from tests.conftest import REPO, CliRunner
 
@@ -100,6 +101,9 @@ def test_publish_to_remote_pushes_a_branch(tmp_path: Path, cli: CliRunner) -> No
     before = refs(bare)
     pkg = make_package(tmp_path)
     url = bare.as_uri()
+    dry = cli("publish", str(pkg), "--registry", url, "--dry-run", "--json", extra_env=GIT_ENV)
+    assert dry.returncode == 0 and json.loads(dry.stdout)["branch"] is None
+    assert refs(bare) == before, "a dry run pushes nothing"
     proc = cli("publish", str(pkg), "--registry", url, "--json", extra_env=GIT_ENV)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -180,3 +184,34 @@ def test_verify_over_git_url_and_http(
     assert proc.returncode == 4
     codes = {f["code"] for f in json.loads(proc.stdout)["findings"]}
     assert "hash-mismatch" in codes and "turtle" in codes  # and the tampered module is invalid
+
+
+def test_commit_author_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ontoskills.publish.gitops import author_for, init_repo
+
+    repo = init_repo(tmp_path / "r")
+    repo.config["user.name"] = "Config Name"
+    repo.config["user.email"] = "config@example.invalid"
+    monkeypatch.delenv("GIT_AUTHOR_NAME", raising=False)
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL", raising=False)
+    assert author_for(repo).name == "Config Name"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Env Name")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "env@example.invalid")
+    assert author_for(repo).name == "Env Name"
+    assert author_for(repo, "Flag", "flag@example.invalid").email == "flag@example.invalid"
+
+
+def test_no_author_anywhere_is_a_usage_error(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    nohome = str(tmp_path / "nohome")
+    proc = cli(
+        "registry",
+        "init",
+        str(tmp_path / "reg"),
+        extra_env={"HOME": nohome, "XDG_CONFIG_HOME": nohome, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    assert proc.returncode == 2 and "no git author" in proc.stderr
+    assert "GIT_AUTHOR_NAME" in proc.stderr  # the hint names every way to set it
