@@ -202,13 +202,15 @@ def _publish_into(
     if opts.dry_run:
         return result
 
+    repo = author = None
+    if kind != "folder":  # before writing: a missing author must leave the registry untouched
+        repo = gitops.pygit2.Repository(str(root))
+        author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
     _install_package(pkg, root, pkg_rel)
     atomic_write_bytes(root / INDEX, new_index)
-    if kind == "folder":
+    if repo is None or author is None:
         return result
-    repo = gitops.pygit2.Repository(str(root))
-    author = gitops.author_for(repo, opts.author_name, opts.author_email)
     message = opts.message or f"Publish {pid} {m.version}"
     result.commit = gitops.commit_paths(repo, [pkg_rel, INDEX], message, author)
     if kind == "remote":
