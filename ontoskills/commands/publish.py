@@ -58,7 +58,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--trust",
-                help=f"Tier for a NEW package on your own registry ({', '.join(TIERS)}).",
+                help=f"Trust tier on a local registry you maintain ({', '.join(TIERS)}); "
+                "never raises an existing package's tier.",
             ),
         ] = None,
         force: Annotated[

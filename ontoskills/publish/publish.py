@@ -13,7 +13,6 @@ import contextlib
 import difflib
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -29,12 +28,11 @@ from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
+from ..sources._gitremote import is_network_remote
 from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
-
-_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo.git
 
 
 @dataclass
@@ -117,7 +115,7 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         kind = "git" if gitops.is_repo(local) else "folder"
         with _registry_lock(local, dry_run=opts.dry_run):
             return _publish_into(pkg, local, kind, opts, rep, own=True)
-    if "://" not in location and not _SCP_RE.match(location) and not local.exists():
+    if "://" not in location and not is_network_remote(location) and not local.exists():
         raise UsageError(
             f"registry {location} does not exist",
             hint=f"create it with `ontoskills registry init {location}`",
