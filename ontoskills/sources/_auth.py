@@ -34,6 +34,22 @@ def _host(url: str) -> str:
     return (urlsplit(url).hostname or "").lower().rstrip(".")
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) as browsers and curl compare them: another port or a downgrade to
+    http on the same host is another origin (curl CVE-2022-27776)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    scheme = scheme[4:] if scheme.startswith("git+") else scheme
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    return scheme, _host(url), port or _DEFAULT_PORTS.get(scheme)
+
+
 def is_github_host(host: str) -> bool:
     host = host.lower().rstrip(".")
     return host in _GITHUB_HOSTS or host.endswith(_GITHUB_SUFFIXES)
@@ -52,12 +68,13 @@ def is_loopback(host: str) -> bool:
 def token_for(url: str, registry_url: str, env: Mapping[str, str] | None = None) -> Token | None:
     """The token that may accompany a request to `url` on behalf of `registry_url`.
 
-    Only a request to the registry's own host gets one: `ONTOSKILLS_TOKEN` first, else
-    `GITHUB_TOKEN` when that host is GitHub's. A redirect to any other host gets nothing.
+    Only a request to the registry's own origin (scheme, host, port) gets one:
+    `ONTOSKILLS_TOKEN` first, else `GITHUB_TOKEN` when that host is GitHub's. A redirect to
+    any other origin gets nothing.
     """
     source = env if env else os.environ
     host = _host(url)
-    if not host or host != _host(registry_url):
+    if not host or _origin(url) != _origin(registry_url):
         return None
     value = source.get(ENV_TOKEN, "").strip()
     if value:
