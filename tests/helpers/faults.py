@@ -71,6 +71,7 @@ class FaultServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else Nagle + delayed ACK add 40 ms per request
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -78,8 +79,11 @@ class FaultServer:
             def do_GET(self) -> None:
                 server._handle(self)
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 128  # parallel clients must not see dropped SYNs
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
