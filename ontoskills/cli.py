@@ -27,6 +27,10 @@ COMMAND_MODULES: tuple[str, ...] = (
     "cache",
     "registry",
     "export_embeddings",
+    "serve",
+    "mcp_config",
+    "pack",
+    "publish",
 )
 
 app = typer.Typer(
