@@ -191,17 +191,24 @@ def _check_expected(got: LockedModel, expected: LockedModel) -> None:
 
 
 def load_encoder(home: Home, config: Config) -> Encoder | None:
-    """The installed encoder (lazy: no ONNX session until first use), or None if absent."""
-    paths = model_paths(home)
-    if not all(p.is_file() for p in paths.values()):
-        return None
-    model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
-    return Encoder(
-        paths["model.onnx"],
-        paths["tokenizer.json"],
-        model_name=model_name,
-        threads=_threads(config),
-    )
+    """The installed encoder (lazy: no ONNX session until first use), or None if absent.
+
+    The home's verified copy first; else a configured `[embeddings] path` folder.
+    """
+    folders = [home.embeddings_dir]
+    if configured_path(config):
+        folders.append(Path(str(configured_path(config))).expanduser())
+    for folder in folders:
+        paths = {name: folder / name for name in MODEL_FILES}
+        if all(p.is_file() for p in paths.values()):
+            model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
+            return Encoder(
+                paths["model.onnx"],
+                paths["tokenizer.json"],
+                model_name=model_name,
+                threads=_threads(config),
+            )
+    return None
 
 
 def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encoder:
