@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import os
 import shutil
 import sys
 import tempfile
@@ -64,10 +65,12 @@ def git_repo(src: Path, dest: Path) -> Path:
 
 def run_install(url: str, packages: list[str], work: Path, tag: str) -> tuple[float, int, int]:
     home = Home(work / f"home-{tag}")
+    # --with-embeddings needs an encoder; there is no hub here
+    models = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared")) / "models"
     session = Session(
         home=home,
         cache=Cache(work / f"cache-{tag}"),
-        config=Config(path=home.config_file),
+        config=Config(path=home.config_file, embeddings={"path": str(models)}),
         lockfile_path=home.default_lockfile,
         options=SourceOptions(cache=Cache(work / f"cache-{tag}")),
         registry_override=url,

@@ -23,6 +23,12 @@ from .place import link_or_copy
 
 MODEL_FILES = ("model.onnx", "tokenizer.json")
 LOCAL_REVISION = "local"
+# model+tokenizer sha256 -> a loaded encoder: one ONNX session per process and model
+_ENCODERS: dict[tuple[str, ...], Encoder] = {}
+
+
+def _key(record: LockedModel) -> tuple[str, ...]:
+    return tuple(f.sha256 for f in sorted(record.files, key=lambda f: f.path))
 
 
 def model_paths(home: Home) -> dict[str, Path]:
@@ -126,6 +132,7 @@ def acquire(
     record = LockedModel(model_id, revision, encoder.dimension, source, files)
     if expected is not None:
         _check_expected(record, expected)
+    _ENCODERS[_key(record)] = encoder  # same bytes as the placed copy: reuse its session
     return src, record
 
 
@@ -212,6 +219,13 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
 
 
 def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encoder:
+    """The installed encoder; reuses the session loaded while verifying the same model."""
+    if (
+        record is not None
+        and _key(record) in _ENCODERS
+        and not verify_model(home, record, fast=True)
+    ):
+        return _ENCODERS[_key(record)]
     encoder = load_encoder(home, config)
     if encoder is None:
         raise ModelError(
