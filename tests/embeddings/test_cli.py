@@ -219,3 +219,42 @@ def test_export_real_store_fills_every_module(
         for item in json.loads((out_dir / rel).read_text())["intents"]:
             exported.add((rel.rsplit("/", 1)[0], item["skills"][0]))
     assert {(m.folder, m.identifier) for m in declared} <= exported
+
+
+def test_superpowers_with_embeddings_real_model_then_offline(
+    cli: CliRunner,
+    ontostore: Path,
+    hub_server: object,
+    env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's "done when": registry + real model from a fake hub, then again offline."""
+    from tests.embeddings.conftest import HUB_MAP
+
+    models = shared_path("models", "model.onnx").parent
+    fake = FakeHub(hub_server, commit=hub.DEFAULT_REVISION).add_folder(models, HUB_MAP).install()  # type: ignore[arg-type]
+    monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+    proc = cli(
+        "--registry", str(ontostore), "install", "obra/superpowers", "--with-embeddings", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["warnings"] == []  # stored vectors reproduced (>= 0.99)
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    assert lock.embeddings is not None and lock.embeddings.dimension == 384
+    vectors = load_vectors(home, "obra/superpowers")
+    assert len({v.module for v in vectors if v.derived}) == 21
+    assert len({v.skill for v in vectors}) == 14  # every skill is reachable semantically
+    fake.server.stop()  # type: ignore[attr-defined]
+    again = cli(
+        "--offline",
+        "--registry",
+        str(ontostore),
+        "install",
+        "obra/superpowers",
+        "--with-embeddings",
+        extra_env={"ONTOSKILLS_HOME": str(tmp_path / "home2"), "HF_HUB_OFFLINE": "1"},
+    )
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "home2/ontoskills.lock").read_bytes() == home.default_lockfile.read_bytes()
