@@ -258,3 +258,22 @@ def test_superpowers_with_embeddings_real_model_then_offline(
     )
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "home2/ontoskills.lock").read_bytes() == home.default_lockfile.read_bytes()
+
+
+def test_update_rederives_changed_packages(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    _install(cli, registry, "--model", str(tiny_model))
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    before = {v.intent for v in load_vectors(home, "acme/devtools") if v.derived}
+    assert before == {"write a plan"}
+    packages = _packages()
+    packages[0].skills[1] = SkillSpec(
+        "planning", intents=("write a plan", "plan a release"), vectors=False
+    )
+    build_registry(registry, packages)
+    proc = cli("update", "--json")
+    assert proc.returncode == 0, proc.stderr
+    after = {v.intent for v in load_vectors(home, "acme/devtools") if v.derived}
+    assert after == {"write a plan", "plan a release"}
+    assert cli("doctor").returncode == 0
