@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import limits
-from ..errors import OntoskillsError
+from ..errors import NotFoundError, OntoskillsError
 from ..progress import NullReporter, Reporter
 from ..sources import Source
 from .checks import Finding, PackageCheck, check_package
@@ -148,6 +148,8 @@ def _unindexed(source: Source, roots: set[str]) -> list[Finding]:
     """Package folders (or stray files) under packages/ that no index entry points to."""
     try:
         listing = source.list_package("packages")
+    except NotFoundError:  # an empty registry: git does not keep an empty packages/ folder
+        return []
     except OntoskillsError as exc:
         return [Finding("error", "unsafe-path", exc.message, None, type(exc))]
     if listing is None:
