@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from .errors import FormatError, LimitExceededError
@@ -29,25 +30,23 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard constant {name}")
 
 
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET_RE = re.compile(r"[\[\]{}]")
+
+
 def _depth(data: bytes | str) -> int:
-    """Maximum bracket nesting outside strings, computed without recursion."""
+    """Maximum bracket nesting outside strings, computed without recursion.
+
+    Strings are cut out by one regex and only brackets are visited: a per-character Python
+    loop cost ~4 ms per 384-float intents.json (most of an embeddings install).
+    """
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     depth = best = 0
-    in_str = escaped = False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
+    for m in _BRACKET_RE.finditer(_STRING_RE.sub("", text)):
+        if m.group() in "[{":
             depth += 1
             best = max(best, depth)
-        elif ch in "]}":
+        else:
             depth -= 1
     return best
 
