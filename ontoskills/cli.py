@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "cache",
     "registry",
+    "search",
+    "show",
 )
 
 app = typer.Typer(
