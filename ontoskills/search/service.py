@@ -23,7 +23,7 @@ from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
 from ..catalog.verify import check_verify_mode, verify_tree
 from ..config import Config
 from ..embeddings.encoder import Encoder
-from ..errors import NotFoundError, OntoskillsError, UsageError
+from ..errors import NotFoundError, UsageError
 from ..fsutil import sha256_bytes
 from ..lockfile import load as load_lock
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
@@ -115,6 +115,7 @@ class _State:
     ranker: Ranker
     names: NameIndex
     by_key: dict[str, int]
+    semantic_ok: bool | None = None  # vectors + an encoder of their dimension (checked lazily)
     contexts: OrderedDict[str, SkillContext] = field(default_factory=OrderedDict)
 
 
@@ -122,9 +123,7 @@ def check_min_trust(min_trust: str | None) -> int:
     if min_trust is None:
         return -1
     if min_trust not in (*TIERS, LOCAL_TIER):
-        raise UsageError(
-            f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}"
-        )
+        raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}")
     return tier_rank(min_trust)
 
 
@@ -169,9 +168,7 @@ class SkillService:
         return self._encoder
 
     def _signature(self) -> tuple[Any, ...]:
-        local = tuple(
-            (str(p), *(_stat(p) or ())) for p in local_skill_files(self.home)
-        )
+        local = tuple((str(p), *(_stat(p) or ())) for p in local_skill_files(self.home))
         model = encoder_identity(self.home, self.config)
         return (_stat(self.lockfile), local, model)
 
@@ -241,7 +238,18 @@ class SkillService:
         return dict(self.state.data.schema)
 
     def semantic_available(self) -> bool:
-        return self.state.data.has_vectors and self.encoder() is not None
+        state = self.state
+        if state.semantic_ok is None:
+            encoder = self.encoder() if state.data.has_vectors else None
+            ok = encoder is not None
+            if encoder is not None and encoder.dimension != state.data.vectors.shape[1]:
+                state.data.problems.append(
+                    f"intent vectors are {state.data.vectors.shape[1]}-dim but the model makes "
+                    f"{encoder.dimension}-dim vectors; semantic search is off"
+                )
+                ok = False
+            state.semantic_ok = ok
+        return state.semantic_ok
 
     def resolve_mode(self, mode: str) -> str:
         if mode not in MODES:
@@ -275,10 +283,7 @@ class SkillService:
         if used in ("semantic", "hybrid"):
             encoder = self.encoder()
             assert encoder is not None
-            try:
-                qvec = encoder.encode_one(text)
-            except OntoskillsError:
-                raise
+            qvec = encoder.encode_one(text)
         ranked = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
         results = [
             SearchResult(
@@ -319,5 +324,3 @@ class SkillService:
             while len(state.contexts) > _CONTEXT_CACHE:
                 state.contexts.popitem(last=False)
         return ctx
-
-
