@@ -59,7 +59,7 @@ class Ranker:
             [trust_weights.get(r.trust_tier, 1.0) for r in data.records], dtype=np.float32
         )
         self.tier = np.asarray([tier_rank(r.trust_tier) for r in data.records], dtype=np.int8)
-        self.intent_terms = [[(i, set(tokenize(i))) for i in r.intents] for r in data.records]
+        self._intent_terms: dict[int, list[tuple[str, set[str]]]] = {}  # filled on demand
 
     # ----------------------------------------------------------------- scoring
     def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -112,6 +112,13 @@ class Ranker:
             out.append((int(i), float(score[i]), self.matched(int(i), terms, sims)))
         return out
 
+    def intent_terms(self, i: int) -> list[tuple[str, set[str]]]:
+        terms = self._intent_terms.get(i)
+        if terms is None:
+            terms = [(text, set(tokenize(text))) for text in self.records[i].intents]
+            self._intent_terms[i] = terms  # benign race: same value from any thread
+        return terms
+
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
         if sims is not None and self.semantic is not None:
@@ -120,7 +127,7 @@ class Ranker:
         overlap = sorted(
             (
                 (len(query & toks), n, text)
-                for n, (text, toks) in enumerate(self.intent_terms[i])
+                for n, (text, toks) in enumerate(self.intent_terms(i))
                 if query & toks
             ),
             key=lambda t: (-t[0], t[1]),
