@@ -22,9 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _store import REPO, install_store, shared_dir
-
 import numpy as np
+from _store import REPO, install_store, shared_dir
 
 from ontoskills.catalog.model import CatalogData
 from ontoskills.config import Config
@@ -131,9 +130,7 @@ def store_vocab(store: Path) -> list[str]:
     return sorted(words)
 
 
-def measure(
-    label: str, home: Home, n_queries: int, rows: list, model: Path | None = None
-) -> None:
+def measure(label: str, home: Home, n_queries: int, rows: list, model: Path | None = None) -> None:
     config = Config(path=home.config_file)
     t = time.perf_counter()
     svc = SkillService(home, home.default_lockfile, config, verify="full")
@@ -149,8 +146,15 @@ def measure(
         rng = np.random.default_rng(0)
         vecs = rng.standard_normal((n * 3, 384)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        fake = CatalogData(data.records, vecs, np.repeat(np.arange(n, dtype=np.int32), 3),
-                           ["intent"] * (n * 3), "random", [], {})
+        fake = CatalogData(
+            data.records,
+            vecs,
+            np.repeat(np.arange(n, dtype=np.int32), 3),
+            ["intent"] * (n * 3),
+            "random",
+            [],
+            {},
+        )
         ranker = Ranker(fake, BM25Index, config.trust_weights)
         enc = Encoder(model / "model.onnx", model / "tokenizer.json")
 
@@ -161,8 +165,9 @@ def measure(
         hyb = latency(lambda q: run(q, "hybrid"), n_queries)
     cold_bm25 = child(home.root, "bm25")
     cold_auto = child(home.root, "auto", with_mcp=True)
-    rows.append((label, cold_bm25["skills"], build, bm, sem, hyb if sem else None,
-                 cold_bm25, cold_auto))
+    rows.append(
+        (label, cold_bm25["skills"], build, bm, sem, hyb if sem else None, cold_bm25, cold_auto)
+    )
 
 
 def main() -> None:
@@ -185,26 +190,58 @@ def main() -> None:
             reg = synthetic_registry(work / f"reg{n}", n, vocab)
             t = time.perf_counter()
             h = install_store(work / f"s{n}", reg, model=None)
-            print(f"(installed {n} synthetic skills in {time.perf_counter() - t:.1f}s)",
-                  file=sys.stderr)
+            print(
+                f"(installed {n} synthetic skills in {time.perf_counter() - t:.1f}s)",
+                file=sys.stderr,
+            )
             measure(f"synthetic {n}", h, n_queries, rows, model)
     fmt = "{:<16}{:>7}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>9}{:>9}{:>9}"
-    print(fmt.format("catalog", "skills", "build s", "bm25 p50", "bm25 p99", "sem p50",
-                     "sem p99", "hyb p50", "hyb p99", "cold s", "cold+m s", "RSS MB",
-                     "RSS+m MB"))
+    print(
+        fmt.format(
+            "catalog",
+            "skills",
+            "build s",
+            "bm25 p50",
+            "bm25 p99",
+            "sem p50",
+            "sem p99",
+            "hyb p50",
+            "hyb p99",
+            "cold s",
+            "cold+m s",
+            "RSS MB",
+            "RSS+m MB",
+        )
+    )
     for label, n, build, bm, sem, hyb, c_bm, c_auto in rows:
+
         def f(v: float | None, d: int = 2) -> str:
             return "-" if v is None else f"{v:.{d}f}"
 
-        print(fmt.format(label, n, f(build), f(bm[0], 3), f(bm[1], 3),
-                         f(sem[0] if sem else None), f(sem[1] if sem else None),
-                         f(hyb[0] if hyb else None), f(hyb[1] if hyb else None),
-                         f(c_bm["cold_s"]), f(c_auto["cold_s"]), f(c_bm["rss_mb"], 0),
-                         f(c_auto["rss_mb"], 0)))
-    print("\nbm25 = BM25 mode, no model loaded; cold = fresh process to first answer from the"
-          "\nsnapshot (imports included); +m = auto mode with the model loaded; RSS = peak RSS"
-          "\n(RSS+m also after `import mcp.server`: "
-          + ", ".join(f"{r[0]}: {r[7]['rss_with_mcp_mb']:.0f} MB" for r in rows) + ")")
+        print(
+            fmt.format(
+                label,
+                n,
+                f(build),
+                f(bm[0], 3),
+                f(bm[1], 3),
+                f(sem[0] if sem else None),
+                f(sem[1] if sem else None),
+                f(hyb[0] if hyb else None),
+                f(hyb[1] if hyb else None),
+                f(c_bm["cold_s"]),
+                f(c_auto["cold_s"]),
+                f(c_bm["rss_mb"], 0),
+                f(c_auto["rss_mb"], 0),
+            )
+        )
+    print(
+        "\nbm25 = BM25 mode, no model loaded; cold = fresh process to first answer from the"
+        "\nsnapshot (imports included); +m = auto mode with the model loaded; RSS = peak RSS"
+        "\n(RSS+m also after `import mcp.server`: "
+        + ", ".join(f"{r[0]}: {r[7]['rss_with_mcp_mb']:.0f} MB" for r in rows)
+        + ")"
+    )
 
 
 if __name__ == "__main__":
