@@ -21,6 +21,7 @@ from ..catalog.loader import build_catalog, local_skill_files
 from ..catalog.lockcache import load_lock
 from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
+from ..catalog.vectorcache import VectorCache
 from ..catalog.verify import check_verify_mode, verify_tree
 from ..config import Config
 from ..embeddings.encoder import Encoder
@@ -200,11 +201,16 @@ class SkillService:
             repr(sorted((p, sorted(v)) for p, v in verification.bad.items())),
             repr(signature[1]),
             str(signature[2]),
+            "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
         if data is None:
             encoder = self.encoder()
-            encode = encoder.encode if encoder is not None else None
+            encode = None
+            if encoder is not None:
+                encode = VectorCache(
+                    self.home.derived_dir, str(signature[2]), encoder.encode
+                ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
             save_snapshot(self.home.derived_dir, key, data)
         ranker = Ranker(data, BM25Index, self.config.trust_weights)
