@@ -48,7 +48,9 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25 = bm25_cls([skill_document(r) for r in data.records])
+        if len(data.documents) != len(data.records):
+            data.documents = [skill_document(r) for r in data.records]
+        self.bm25 = bm25_cls(data.documents)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors

@@ -212,8 +212,10 @@ class SkillService:
                     self.home.derived_dir, str(signature[2]), encoder.encode
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
             save_snapshot(self.home.derived_dir, key, data)
-        ranker = Ranker(data, BM25Index, self.config.trust_weights)
+        else:
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(
             signature=signature,
             data=data,
