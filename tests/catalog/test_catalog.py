@@ -190,4 +190,34 @@ def test_snapshot_reused_then_invalidated_by_lock_change(
     new = sorted((home / "state/derived/search-index").glob("index-*.json"))
     assert len(new) == 1 and new != snaps  # old snapshots are cleaned up
     meta = json.loads(new[0].read_text())
-    assert meta["format"] == 1 and len(meta["records"]) == 5
+    assert meta["format"] == 2 and len(meta["records"]) == len(meta["documents"]) == 5
+
+
+def test_broken_lock_while_serving_keeps_the_last_good_view(
+    installed: Path, env: dict[str, str]
+) -> None:
+    lock = Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock"
+    svc = service(env)
+    good = lock.read_text()
+    lock.write_text(good + "\n<<<<<<< HEAD\n")
+    assert svc.refresh() is False
+    assert svc.resolve("planning") == "acme/devtools/planning"
+    assert any("merge-conflict" in p for p in svc.problems)
+    lock.write_text(good.replace("[packages.other", "#\n[packages.other", 1))
+    assert svc.refresh() is True  # a valid lock again (same content, new bytes)
+    from ontoskills.errors import LockFormatError
+
+    lock.write_text("<<<<<<< HEAD\n")
+    with pytest.raises(LockFormatError):
+        service(env)  # a fresh start has nothing to fall back on: exit 3
+
+
+def test_damaged_derived_files_are_rebuilt(installed: Path, env: dict[str, str]) -> None:
+    service(env)
+    derived = Path(env["ONTOSKILLS_HOME"]) / "state/derived"
+    for p in derived.rglob("*.json"):
+        p.write_text("{not json")
+    for p in derived.rglob("*.npy"):
+        p.write_bytes(b"garbage")
+    svc = service(env)
+    assert len(svc.skills()) == 5 and svc.problems == []
