@@ -64,6 +64,11 @@ class _Rule:
     remaining: int | None  # None: forever
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients we SIGKILL or cut off mid-request are the point, not news
+
+
 class FaultServer:
     def __init__(self, root: Path | None = None, *, gzip_bodies: bool = False) -> None:
         self.root = root
@@ -83,7 +88,7 @@ class FaultServer:
             def do_GET(self) -> None:
                 server._handle(self)
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
