@@ -26,6 +26,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "cache",
     "registry",
+    "export_embeddings",
+    "serve",
+    "mcp_config",
+    "pack",
+    "publish",
 )
 
 app = typer.Typer(

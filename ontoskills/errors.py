@@ -106,6 +106,14 @@ class BusyError(OntoskillsError):
     exit_code = EXIT_OTHER
 
 
+class VersionConflictError(UsageError):
+    """A publish would overwrite or go below an already published version (immutable)."""
+
+
+class ConfusableNameError(TrustError):
+    """A new package name is too close to an existing one (typosquatting guard)."""
+
+
 _OS_HINTS = {
     28: "free some disk space (`ontoskills cache clean` helps) and run the command again",
     30: "the home is on a read-only filesystem; use a writable --home",

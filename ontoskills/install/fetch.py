@@ -72,8 +72,17 @@ class PackageFetcher:
         if workers == 1:
             records = [one(f) for f in plan.files]
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            pool = ThreadPoolExecutor(max_workers=workers)
+            try:
                 records = list(pool.map(one, plan.files))
+            except KeyboardInterrupt:
+                # Ctrl-C: drop queued files and stop in-flight downloads at their next chunk
+                # instead of waiting for every one of them to finish.
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.source.close()
+                raise
+            finally:
+                pool.shutdown(wait=True)
         total = sum(r.size for r in records)
         if total > limits.MAX_PACKAGE_BYTES:
             raise LimitExceededError(f"{plan.package_id} is {total} bytes, over the package limit")

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from pygit2.enums import FileMode
 
 from ontoskills.config import RegistryConfig
 from ontoskills.errors import NetworkError, NotFoundError, UnsafePathError, UsageError
 from ontoskills.paths import Cache
 from ontoskills.sources import SourceOptions, open_source
 from ontoskills.sources.git import GitSource
+from tests.helpers.gittree import commit_entries
 from tests.helpers.registry import build_registry, commit_all, sample_packages
 
 ROOT = "packages/acme/devtools"
@@ -103,21 +105,12 @@ def test_offline_uses_cached_clone_and_fails_when_cold(repo: Path, tmp_path: Pat
 
 
 def test_symlink_and_submodule_entries_are_rejected(repo: Path, tmp_path: Path) -> None:
-    r = pygit2.Repository(str(repo))
     sub = build_registry(tmp_path / "sub", [])
-    sub_oid = commit_all(sub)
-    # a symlink and a gitlink written straight into the tree, as a hostile repo would
-    builder = r.TreeBuilder(r[r.head.target].peel(pygit2.Commit).tree)
-    pkg = r.TreeBuilder(r.revparse_single(f"HEAD:{ROOT}"))
-    pkg.insert("evil-link", r.create_blob(b"/etc/passwd"), pygit2.enums.FileMode.LINK)
-    pkg.insert("vendored", pygit2.Oid(hex=sub_oid), pygit2.enums.FileMode.COMMIT)
-    acme = r.TreeBuilder(r.revparse_single("HEAD:packages/acme"))
-    acme.insert("devtools", pkg.write(), pygit2.enums.FileMode.TREE)
-    packages = r.TreeBuilder(r.revparse_single("HEAD:packages"))
-    packages.insert("acme", acme.write(), pygit2.enums.FileMode.TREE)
-    builder.insert("packages", packages.write(), pygit2.enums.FileMode.TREE)
-    sig = pygit2.Signature("t", "t@example.invalid", 1_700_000_000, 0)
-    r.create_commit("HEAD", sig, sig, "hostile", builder.write(), [r.head.target])
+    entries = {
+        "evil-link": (b"/etc/passwd", FileMode.LINK),
+        "vendored": (commit_all(sub), FileMode.COMMIT),
+    }
+    commit_entries(repo, ROOT, entries)
     src = make(str(repo), tmp_path)
     with pytest.raises(UnsafePathError, match=r"symlink|submodule"):
         src.list_package(ROOT)

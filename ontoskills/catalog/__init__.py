@@ -1,0 +1,1 @@
+"""Installed tree -> skills: verification, Turtle headers, intent vectors, cached snapshot."""

@@ -1,0 +1,86 @@
+"""The derived search index on disk: start-up reads this instead of re-parsing all Turtle.
+
+Keyed by a digest of everything the catalog depends on (the lock's bytes, which files failed
+verification, the local skills' stats, the encoder used for missing vectors), so a changed
+lock or tree simply misses and rebuilds. Stored as JSON + a .npy matrix (no pickle).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..fsutil import atomic_write_bytes
+from .model import CatalogData, SkillRecord
+
+FORMAT = 1
+_DIR = "search-index"
+
+
+def snapshot_key(*parts: str) -> str:
+    h = hashlib.sha256(f"format={FORMAT}".encode())
+    for part in parts:
+        h.update(b"\0" + part.encode())
+    return h.hexdigest()[:32]
+
+
+def _paths(derived_dir: Path, key: str) -> tuple[Path, Path]:
+    folder = derived_dir / _DIR
+    return folder / f"index-{key}.json", folder / f"index-{key}.npy"
+
+
+def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
+    meta_path, vec_path = _paths(derived_dir, key)
+    try:
+        meta = json.loads(meta_path.read_bytes())
+        vectors = np.load(vec_path, allow_pickle=False)
+        if meta.get("format") != FORMAT or meta.get("key") != key:
+            return None
+        owner = np.asarray(meta["vector_owner"], dtype=np.int32)
+        records = [SkillRecord.from_json(r) for r in meta["records"]]
+        if vectors.shape[0] != owner.shape[0] or len(meta["vector_text"]) != owner.shape[0]:
+            return None
+        return CatalogData(
+            records=records,
+            vectors=vectors.astype(np.float32, copy=False),
+            vector_owner=owner,
+            vector_text=list(meta["vector_text"]),
+            vector_model=meta.get("vector_model"),
+            problems=list(meta["problems"]),
+            schema=dict(meta["schema"]),
+            derived_vectors=int(meta.get("derived_vectors", 0)),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or damaged: rebuild
+
+
+def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
+    meta_path, vec_path = _paths(derived_dir, key)
+    meta = {
+        "format": FORMAT,
+        "key": key,
+        "records": [r.to_json() for r in data.records],
+        "vector_owner": data.vector_owner.tolist(),
+        "vector_text": data.vector_text,
+        "vector_model": data.vector_model,
+        "problems": data.problems,
+        "schema": data.schema,
+        "derived_vectors": data.derived_vectors,
+    }
+    buf = io.BytesIO()
+    np.save(buf, data.vectors, allow_pickle=False)
+    try:
+        # Matrix first: a reader that finds the JSON always finds its matrix.
+        atomic_write_bytes(vec_path, buf.getvalue())
+        atomic_write_bytes(meta_path, json.dumps(meta, separators=(",", ":")).encode())
+    except OSError:
+        return  # read-only home: serve from memory, rebuild next time
+    for old in meta_path.parent.glob("index-*"):
+        if old.name not in (meta_path.name, vec_path.name):
+            with contextlib.suppress(OSError):
+                old.unlink()

@@ -1,0 +1,91 @@
+"""Check installed package files against the lock before serving them.
+
+Modes: "full" re-hashes every file; "fast" re-hashes only files whose size or mtime differ
+from the last time we hashed them (a stat cache under state/derived/); "none" trusts the tree
+(missing files are still noticed when read). Failing files are reported and never served.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import jsonio
+from ..errors import OntoskillsError, UsageError
+from ..fsutil import atomic_write_text, sha256_file
+from ..lockfile import Lockfile
+from ..paths import Home
+
+VERIFY_MODES = ("full", "fast", "none")
+_STAT_FILE = "verified-stats.json"
+
+
+def check_verify_mode(mode: str) -> str:
+    if mode not in VERIFY_MODES:
+        raise UsageError(f"unknown verify mode {mode!r}: expected one of {', '.join(VERIFY_MODES)}")
+    return mode
+
+
+@dataclass
+class Verification:
+    bad: dict[str, set[str]] = field(default_factory=dict)  # package id -> failing paths
+    problems: list[str] = field(default_factory=list)
+
+    def ok(self, package_id: str, path: str) -> bool:
+        return path not in self.bad.get(package_id, ())
+
+    def fail(self, package_id: str, path: str, why: str) -> None:
+        self.bad.setdefault(package_id, set()).add(path)
+        self.problems.append(f"{package_id}/{path}: {why}")
+
+
+def _load_stats(path: Path) -> dict[str, list[object]]:
+    try:
+        data = jsonio.loads(path.read_bytes(), source=str(path), max_bytes=64 * 1024 * 1024)
+    except (OSError, OntoskillsError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def verify_tree(home: Home, lock: Lockfile, mode: str) -> Verification:
+    check_verify_mode(mode)
+    result = Verification()
+    stats_path = home.derived_dir / _STAT_FILE
+    cached = _load_stats(stats_path) if mode == "fast" else {}
+    fresh: dict[str, list[object]] = {}
+    for pid in sorted(lock.packages):
+        pkg = lock.packages[pid]
+        root = home.package_dir(pid)
+        for f in pkg.files:
+            full = root.joinpath(*f.path.split("/"))
+            try:
+                st = os.stat(full, follow_symlinks=False)
+            except OSError:
+                result.fail(pid, f.path, "missing")
+                continue
+            if not os.path.isfile(full) or os.path.islink(full):
+                result.fail(pid, f.path, "not a regular file")
+                continue
+            if mode == "none":
+                continue
+            if st.st_size != f.size:
+                result.fail(pid, f.path, "modified since install (size differs from the lock)")
+                continue
+            key = f"{pid}/{f.path}"
+            entry = [f.sha256, st.st_size, st.st_mtime_ns]
+            if mode == "fast" and cached.get(key) == entry:
+                fresh[key] = entry
+                continue
+            if sha256_file(full)[0] != f.sha256:
+                result.fail(pid, f.path, "modified since install (sha256 differs from the lock)")
+                continue
+            fresh[key] = entry
+    if mode != "none" and fresh != cached:
+        try:
+            import json
+
+            atomic_write_text(stats_path, json.dumps(fresh, separators=(",", ":")))
+        except OSError:
+            pass  # a read-only home still serves; the next start simply hashes again
+    return result

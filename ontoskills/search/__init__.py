@@ -1,0 +1,1 @@
+"""Skill search: tokenizer, BM25, semantic, hybrid fusion, trust weighting (service.py)."""

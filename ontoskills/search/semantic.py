@@ -1,0 +1,43 @@
+"""Cosine similarity of the query against every intent vector, best intent per skill."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SemanticIndex:
+    def __init__(self, vectors: np.ndarray, owner: np.ndarray, n_skills: int) -> None:
+        order = np.argsort(owner, kind="stable")
+        self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+        self.owner = owner[order]
+        self.row_ids = order  # position in the original (vector_text) order
+        self.n_skills = n_skills
+        if len(self.owner):
+            self.starts = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
+            self.skills = self.owner[self.starts]
+        else:
+            self.starts = np.zeros(0, dtype=np.int64)
+            self.skills = np.zeros(0, dtype=np.int32)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
+
+    def similarities(self, query: np.ndarray) -> np.ndarray:
+        return self.vectors @ query.astype(np.float32)
+
+    def best_per_skill(self, sims: np.ndarray) -> np.ndarray:
+        """Max cosine per skill; -1 for skills without vectors."""
+        out = np.full(self.n_skills, -1.0, dtype=np.float32)
+        if len(sims):
+            out[self.skills] = np.maximum.reduceat(sims, self.starts)
+        return out
+
+    def top_rows(self, sims: np.ndarray, skill: int, n: int = 2) -> list[int]:
+        """Original row ids of a skill's best-matching intents."""
+        lo = np.searchsorted(self.owner, skill, side="left")
+        hi = np.searchsorted(self.owner, skill, side="right")
+        if lo == hi:
+            return []
+        best = np.argsort(-sims[lo:hi], kind="stable")[:n]
+        return [int(self.row_ids[lo + i]) for i in best]
