@@ -80,7 +80,8 @@ class SkillContext:
         root = Path(self.record.root)
         assets = [str(root.joinpath(*p.split("/"))) for p in self.record.assets]
         scripts = [
-            a for a, rel in zip(assets, self.record.assets, strict=True)
+            a
+            for a, rel in zip(assets, self.record.assets, strict=True)
             if "/scripts/" in f"/{rel}" or os.access(a, os.X_OK)
         ]
         return {"assets": assets, "scripts": scripts}
@@ -127,8 +128,10 @@ def _blocks(g: _Graph, section: Any, ctx: SkillContext, title: str) -> list[dict
         block: dict[str, Any] = {"type": kind or (types[0] if types else "Block"), "order": order}
         if kind == "BulletList":
             items = sorted(
-                ((g.num(i, "itemOrder") or 0, g.lit(i, OC + "itemText"))
-                 for i in g.objs(node, OC + "hasItem")),
+                (
+                    (g.num(i, "itemOrder") or 0, g.lit(i, OC + "itemText"))
+                    for i in g.objs(node, OC + "hasItem")
+                ),
             )
             block["items"] = [text for _, text in items]
         elif kind == "Workflow":
@@ -174,8 +177,9 @@ def _steps(g: _Graph, workflow: Any) -> list[dict[str, Any]]:
             "order": g.num(node, "stepOrder"),
             "description": g.lit(node, DC_DESC),
             "expected_outcome": g.lit(node, OC + "expectedOutcome"),
-            "depends_on": sorted(ids.get(d, local_name(str(d)))
-                                 for d in g.objs(node, OC + "stepDependsOn")),
+            "depends_on": sorted(
+                ids.get(d, local_name(str(d))) for d in g.objs(node, OC + "stepDependsOn")
+            ),
         }
     # stepOrder when given; otherwise dependencies first (Kahn), ties by id.
     if steps and all(s["order"] is not None for s in steps.values()):
@@ -184,8 +188,11 @@ def _steps(g: _Graph, workflow: Any) -> list[dict[str, Any]]:
     placed: set[str] = set()
     pending = dict(sorted(steps.items()))
     while pending:
-        ready = [k for k, s in pending.items() if all(d in placed or d not in steps
-                                                      for d in s["depends_on"])]
+        ready = [
+            k
+            for k, s in pending.items()
+            if all(d in placed or d not in steps for d in s["depends_on"])
+        ]
         nxt = ready[0] if ready else next(iter(pending))  # a cycle: break it deterministically
         placed.add(nxt)
         done.append(pending.pop(nxt))
@@ -240,15 +247,23 @@ def load_context(record: SkillRecord) -> SkillContext:
         path = root.joinpath(*rel.split("/"))
         graph = ox.NamedNode(path.as_uri())
         try:
-            quads = ox.parse(path=str(path), format=ox.RdfFormat.TURTLE,
-                             without_named_graphs=True, rename_blank_nodes=True)
+            quads = ox.parse(
+                path=str(path),
+                format=ox.RdfFormat.TURTLE,
+                without_named_graphs=True,
+                rename_blank_nodes=True,
+            )
             store.bulk_extend(ox.Quad(q.subject, q.predicate, q.object, graph) for q in quads)
         except (OSError, SyntaxError, ValueError) as exc:
             raise FormatError(f"{record.key}: cannot read {rel}: {exc}") from None
         skill = next(
-            (q.subject for q in store.quads_for_pattern(
-                None, ox.NamedNode(RDF_TYPE), ox.NamedNode(OC + "Skill"), graph)
-             if isinstance(q.subject, ox.NamedNode)),
+            (
+                q.subject
+                for q in store.quads_for_pattern(
+                    None, ox.NamedNode(RDF_TYPE), ox.NamedNode(OC + "Skill"), graph
+                )
+                if isinstance(q.subject, ox.NamedNode)
+            ),
             None,
         )
         if skill is not None:
@@ -257,8 +272,13 @@ def load_context(record: SkillRecord) -> SkillContext:
         g = _Graph(store, graph)
         _module(g, subject, ctx, rel == record.main_module)
         if rel != record.main_module:
-            ctx.modules.append({"path": rel, "identifier": g.lit(subject, DCTERMS_ID),
-                                "description": g.lit(subject, OC + "hasDescription")})
+            ctx.modules.append(
+                {
+                    "path": rel,
+                    "identifier": g.lit(subject, DCTERMS_ID),
+                    "description": g.lit(subject, OC + "hasDescription"),
+                }
+            )
     ctx.knowledge.sort(key=lambda k: (SEVERITY_ORDER.get(k["severity"] or "", 9), k["directive"]))
     ctx.dependencies = list(dict.fromkeys([*record.depends_on, *ctx.dependencies]))
     return ctx

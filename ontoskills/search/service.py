@@ -122,9 +122,7 @@ def check_min_trust(min_trust: str | None) -> int:
     if min_trust is None:
         return -1
     if min_trust not in (*TIERS, LOCAL_TIER):
-        raise UsageError(
-            f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}"
-        )
+        raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}")
     return tier_rank(min_trust)
 
 
@@ -169,9 +167,7 @@ class SkillService:
         return self._encoder
 
     def _signature(self) -> tuple[Any, ...]:
-        local = tuple(
-            (str(p), *(_stat(p) or ())) for p in local_skill_files(self.home)
-        )
+        local = tuple((str(p), *(_stat(p) or ())) for p in local_skill_files(self.home))
         model = encoder_identity(self.home, self.config)
         return (_stat(self.lockfile), local, model)
 
@@ -319,5 +315,3 @@ class SkillService:
             while len(state.contexts) > _CONTEXT_CACHE:
                 state.contexts.popitem(last=False)
         return ctx
-
-
