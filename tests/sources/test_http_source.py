@@ -240,3 +240,11 @@ def test_parallel_fetches_share_one_client_through_faults(
         assert sha == hashlib.sha256(data).hexdigest()
         assert (out / str(i)).read_bytes() == data
     src.close()
+
+
+def test_drip_fed_body_is_abandoned(server: FaultServer, tmp_path: Path) -> None:
+    """Each byte arrives inside the read timeout, but the transfer as a whole crawls."""
+    server.fail(r"package\.json$", Fault("slow", chunk=1, seconds=0.05), times=None)
+    with pytest.raises(NetworkError) as info:
+        make(server.url, tmp_path, retries=1, timeout=0.3).read(MANIFEST, max_bytes=1 << 20)
+    assert "slower than" in info.value.message
