@@ -96,7 +96,7 @@ def run_install(url: str, packages: list[str], home: Path, cache: Path) -> tuple
         registry_override=url,
     )
     start = time.perf_counter()
-    install(session, packages, InstallOptions())
+    install(session, packages, InstallOptions())  # embeddings: benchmarks/embeddings.py
     elapsed = time.perf_counter() - start
     files = size = 0
     for p in Home(home).author_dir.rglob("*"):

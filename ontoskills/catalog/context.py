@@ -58,6 +58,14 @@ class _Graph:
         )
 
 
+def dependency_id(iri: str) -> str:
+    """oc:skill_ontoskills_writing_plans -> writing-plans (how the compiler names targets)."""
+    name = local_name(iri)
+    for prefix in ("skill_ontoskills_", "skill_"):
+        name = name.removeprefix(prefix)
+    return name.replace("_", "-")
+
+
 def _kind(types: list[str], generic: str) -> str:
     specific = [t for t in types if t != generic]
     return specific[0] if specific else generic
@@ -74,6 +82,7 @@ class SkillContext:
     code_examples: list[dict[str, Any]] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     modules: list[dict[str, str]] = field(default_factory=list)
+    turtle_dependencies: list[str] = field(default_factory=list)
 
     # ---------------------------------------------------------------- output
     def paths(self) -> dict[str, list[str]]:
@@ -234,8 +243,8 @@ def _module(g: _Graph, subject: ox.NamedNode, ctx: SkillContext, is_main: bool) 
             s["module"] = ident
     ctx.sections.extend(sections)
     for dep in g.objs(subject, OC + "dependsOnSkill"):
-        name = local_name(dep.value) if isinstance(dep, ox.NamedNode) else str(dep)
-        ctx.dependencies.append(name)
+        if isinstance(dep, ox.NamedNode):
+            ctx.turtle_dependencies.append(dependency_id(dep.value))
 
 
 def load_context(record: SkillRecord) -> SkillContext:
@@ -280,5 +289,7 @@ def load_context(record: SkillRecord) -> SkillContext:
                 }
             )
     ctx.knowledge.sort(key=lambda k: (SEVERITY_ORDER.get(k["severity"] or "", 9), k["directive"]))
-    ctx.dependencies = list(dict.fromkeys([*record.depends_on, *ctx.dependencies]))
+    # The manifest's list wins; Turtle fills in where it is missing (quirk 7: skillsbench).
+    turtle = [d for d in ctx.turtle_dependencies if d != record.skill_id]
+    ctx.dependencies = list(dict.fromkeys(record.depends_on or turtle))
     return ctx

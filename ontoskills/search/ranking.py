@@ -48,7 +48,9 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25 = bm25_cls([skill_document(r) for r in data.records])
+        if len(data.documents) != len(data.records):
+            data.documents = [skill_document(r) for r in data.records]
+        self.bm25 = bm25_cls(data.documents)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -59,7 +61,7 @@ class Ranker:
             [trust_weights.get(r.trust_tier, 1.0) for r in data.records], dtype=np.float32
         )
         self.tier = np.asarray([tier_rank(r.trust_tier) for r in data.records], dtype=np.int8)
-        self.intent_terms = [[(i, set(tokenize(i))) for i in r.intents] for r in data.records]
+        self._intent_terms: dict[int, list[tuple[str, set[str]]]] = {}  # filled on demand
 
     # ----------------------------------------------------------------- scoring
     def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -112,6 +114,13 @@ class Ranker:
             out.append((int(i), float(score[i]), self.matched(int(i), terms, sims)))
         return out
 
+    def intent_terms(self, i: int) -> list[tuple[str, set[str]]]:
+        terms = self._intent_terms.get(i)
+        if terms is None:
+            terms = [(text, set(tokenize(text))) for text in self.records[i].intents]
+            self._intent_terms[i] = terms  # benign race: same value from any thread
+        return terms
+
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
         if sims is not None and self.semantic is not None:
@@ -120,7 +129,7 @@ class Ranker:
         overlap = sorted(
             (
                 (len(query & toks), n, text)
-                for n, (text, toks) in enumerate(self.intent_terms[i])
+                for n, (text, toks) in enumerate(self.intent_terms(i))
                 if query & toks
             ),
             key=lambda t: (-t[0], t[1]),
