@@ -14,7 +14,7 @@ from tests.helpers.skills import install_synthetic, place_model, service
 
 @pytest.fixture
 def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
 
 
 def test_bm25_ranking_and_matched_intents(installed: Path, env: dict[str, str]) -> None:
