@@ -277,3 +277,31 @@ def test_update_rederives_changed_packages(
     after = {v.intent for v in load_vectors(home, "acme/devtools") if v.derived}
     assert after == {"write a plan", "plan a release"}
     assert cli("doctor").returncode == 0
+
+
+def test_cached_encode_reuses_derived_vectors(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    from ontoskills.config import Config
+    from ontoskills.embeddings.model import load_encoder
+    from ontoskills.embeddings.vectors import cached_encode
+
+    _install(cli, registry, "--model", str(tiny_model))
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    assert lock.embeddings is not None
+    model_sha = next(f.sha256 for f in lock.embeddings.files if f.path == "model.onnx")
+    encoder = load_encoder(home, Config(path=home.config_file))
+    assert encoder is not None
+    asked: list[list[str]] = []
+
+    def encode(texts: list[str]):  # type: ignore[no-untyped-def]
+        asked.append(list(texts))
+        return encoder.encode(texts)
+
+    run = cached_encode(home, encode, model_sha)
+    out = run(["write a plan", "review code"])
+    assert asked == [["review code"]]  # the derived one came from disk
+    assert float(out[0] @ encoder.encode_one("write a plan")) > 0.9999
+    assert cached_encode(home, encode, "0" * 64)(["write a plan"]).shape == (1, 8)
+    assert asked[-1] == ["write a plan"]  # another model's data is not used
