@@ -164,13 +164,18 @@ def finish(
     warnings: list[str] = []
     try:
         drop_stale(home, lock)
-        if lock.embeddings is None or not wants_embeddings(lock):
-            return warnings
-        encoder: Encoder | None = None
-        for pid, pkg in sorted(lock.packages.items()):
-            if not pkg.with_embeddings:
-                continue
-            fp = fingerprint(pkg, lock.embeddings)
+    except OSError as exc:
+        warnings.append(f"embeddings: could not remove stale derived vectors: {exc}")
+    if lock.embeddings is None or not wants_embeddings(lock):
+        return warnings
+    encoder: Encoder | None = None
+    for pid, pkg in sorted(lock.packages.items()):
+        if not pkg.with_embeddings:
+            continue
+        fp = fingerprint(pkg, lock.embeddings)
+        # The tree and lock are committed: whatever goes wrong here is a warning (the next
+        # install or `export-embeddings` retries), never a failed command.
+        try:
             if derived_fingerprint(derived_path(home, pid)) == fp:
                 continue
             encoder = encoder or encoder_for(home, config, lock.embeddings)
@@ -182,8 +187,10 @@ def finish(
                     f"{cos:.3f} (< {DRIFT_COSINE}); semantic search may rank poorly"
                 )
             derive_package(home, pid, encoder, fp, reporter, scan)
-    except OntoskillsError as exc:
-        warnings.append(f"embeddings: {exc.message}")
+        except OntoskillsError as exc:
+            warnings.append(f"{pid}: embeddings: {exc.message}")
+        except Exception as exc:  # post-commit: report, never fail
+            warnings.append(f"{pid}: embeddings: {type(exc).__name__}: {exc}")
     return warnings
 
 

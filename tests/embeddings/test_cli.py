@@ -305,3 +305,18 @@ def test_cached_encode_reuses_derived_vectors(
     assert float(out[0] @ encoder.encode_one("write a plan")) > 0.9999
     assert cached_encode(home, encode, "0" * 64)(["write a plan"]).shape == (1, 8)
     assert asked[-1] == ["write a plan"]  # another model's data is not used
+
+
+def test_post_commit_problems_are_warnings(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    from ontoskills.config import Config
+    from ontoskills.embeddings.sync import finish
+
+    _install(cli, registry, "--model", str(tiny_model))
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    derived_path(home, "acme/devtools").unlink()
+    (home.embeddings_dir / "model.onnx").write_bytes(b"not a model")
+    warnings = finish(home, Config(path=home.config_file), lock)
+    assert len(warnings) == 1 and warnings[0].startswith("acme/devtools: embeddings:")
