@@ -155,9 +155,14 @@ def derived_path(home: Home, package_id: str) -> Path:
 
 
 def save_derived(
-    path: Path, entries: list[tuple[ModuleInfo, str]], vectors: np.ndarray, fingerprint: str
+    path: Path,
+    entries: list[tuple[ModuleInfo, str]],
+    vectors: np.ndarray,
+    fingerprint: str,
+    extra: dict[str, object] | None = None,
 ) -> None:
     meta = {
+        **(extra or {}),
         "version": DERIVED_VERSION,
         "fingerprint": fingerprint,
         "entries": [{"skill": m.skill, "module": m.module, "intent": i} for m, i in entries],

@@ -9,11 +9,21 @@ import pytest
 
 from ontoskills import lockfile
 from ontoskills.embeddings import hub
-from ontoskills.embeddings.vectors import derived_path, load_vectors
+from ontoskills.embeddings.vectors import derived_path, load_vectors, read_derived
 from ontoskills.paths import Home
 from tests.conftest import CliRunner, shared_path
 from tests.helpers.fakehub import FakeHub
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
+
+
+def _npz(meta: dict[str, object], vectors: object) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, vectors=vectors, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+    return buf.getvalue()
 
 
 def _packages(dimension: int = 8) -> list[PackageSpec]:
@@ -83,6 +93,10 @@ def test_offline_reinstall_from_the_cache(
     _install(cli, registry, "--with-embeddings")
     lock = Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock"
     pinned_hub.server.stop()
+    (cached,) = (Path(env["ONTOSKILLS_CACHE_DIR"]) / "derived").glob("*.npz")
+    meta, vectors = read_derived(cached)  # type: ignore[misc]
+    meta["marker"] = "from-cache"  # proves the fresh home reuses it instead of encoding
+    cached.write_bytes(_npz(meta, vectors))
     fresh = {"ONTOSKILLS_HOME": str(tmp_path / "home2"), "HF_HUB_OFFLINE": "1"}
     (tmp_path / "home2").mkdir()
     (tmp_path / "home2/ontoskills.lock").write_bytes(lock.read_bytes())
@@ -90,7 +104,12 @@ def test_offline_reinstall_from_the_cache(
     assert proc.returncode == 0, proc.stderr
     home2 = Home(tmp_path / "home2")
     assert (home2.embeddings_dir / "model.onnx").is_file()
-    assert derived_path(home2, "acme/devtools").is_file()
+    home1 = Home(Path(env["ONTOSKILLS_HOME"]))
+    # the derived vectors came from the download cache, with the drift warning kept
+    meta2, vectors2 = read_derived(derived_path(home2, "acme/devtools"))  # type: ignore[misc]
+    assert meta2["marker"] == "from-cache"
+    assert (vectors2 == read_derived(derived_path(home1, "acme/devtools"))[1]).all()  # type: ignore[index]
+    assert "cosine" in proc.stderr
     assert (home2.default_lockfile).read_bytes() == lock.read_bytes()
 
 
