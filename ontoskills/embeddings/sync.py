@@ -54,6 +54,7 @@ def prepare(
     model_path: str | None = None,
     package_dirs: dict[str, Path] | None = None,
     reporter: Reporter | None = None,
+    cache_dir: Path | None = None,
 ) -> list[str]:
     """Before commit: ensure the model (recorded in lock.embeddings); check staged vectors.
 
@@ -69,6 +70,7 @@ def prepare(
         model_path=model_path,
         expected=None if model_path else lock.embeddings,
         reporter=reporter or NullReporter(),
+        cache_dir=cache_dir,
     )
     lock.embeddings = record
     warnings: list[str] = []

@@ -100,6 +100,7 @@ def embeddings_before_commit(
         model_path=opts.model_path,
         package_dirs=staged,
         reporter=session.reporter,
+        cache_dir=session.cache.root,
     )
 
 
