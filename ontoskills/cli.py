@@ -28,6 +28,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "registry",
     "search",
     "show",
+    "export_embeddings",
+    "serve",
+    "mcp_config",
+    "pack",
+    "publish",
 )
 
 app = typer.Typer(

@@ -108,6 +108,27 @@ def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
+# [network] key -> (type, minimum); checked at load so a typo is exit 2, not a traceback later.
+_NETWORK_NUMBERS: dict[str, tuple[type, float]] = {
+    "timeout": (float, 0.001),
+    "retries": (int, 0),
+    "parallel": (int, 1),
+}
+
+
+def _check_network(network: dict[str, Any], path: Path) -> None:
+    for key, (kind, minimum) in _NETWORK_NUMBERS.items():
+        if key not in network:
+            continue
+        value = network[key]
+        ok_type = (int, float) if kind is float else int
+        if isinstance(value, bool) or not isinstance(value, ok_type) or value < minimum:
+            raise ConfigError(
+                f"{path}: network.{key} must be a number >= {minimum:g}, got {value!r}",
+                hint="fix or delete the [network] table",
+            )
+
+
 def load_config(path: Path) -> Config:
     if not path.exists():
         return Config(path=path)
@@ -145,6 +166,7 @@ def load_config(path: Path) -> Config:
     cfg.trust_weights = {**DEFAULT_TRUST_WEIGHTS, **{k: float(v) for k, v in weights.items()}}
     cfg.embeddings = _table(data, "embeddings", str(path))
     cfg.network = _table(data, "network", str(path))
+    _check_network(cfg.network, path)
     cfg.extra = {
         k: v for k, v in data.items() if k not in ("registries", "search", "embeddings", "network")
     }

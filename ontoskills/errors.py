@@ -104,3 +104,11 @@ class BusyError(OntoskillsError):
     """Another ontoskills process holds the home lock and we may not wait."""
 
     exit_code = EXIT_OTHER
+
+
+class VersionConflictError(UsageError):
+    """A publish would overwrite or go below an already published version (immutable)."""
+
+
+class ConfusableNameError(TrustError):
+    """A new package name is too close to an existing one (typosquatting guard)."""

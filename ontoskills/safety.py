@@ -81,6 +81,11 @@ def check_relpath(path: object, what: str = "path") -> str:
         raise UnsafePathError(f"unsafe {what} {path!r}: control character")
     if "\\" in path:
         raise UnsafePathError(f"unsafe {what} {path!r}: backslash (paths must be POSIX)")
+    if not path.isascii():
+        try:  # JSON "\ud800" decodes to a lone surrogate that no filesystem can name
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise UnsafePathError(f"unsafe {what} {path!r}: not valid Unicode") from None
     if path.startswith("/") or _SCHEME_RE.match(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: absolute path or URL not allowed")
     for segment in path.split("/"):

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from ..errors import OntoskillsError
-from ..lockfile import LockedPackage, Lockfile
+from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import LOCAL_TIER, Manifest, SkillEntry, parse_intents, parse_manifest
 from ..paths import Home
 from ..safety import is_valid_name
@@ -183,7 +183,9 @@ def _within(path: str, folder: str) -> bool:
 # ------------------------------------------------------------------------- packages
 
 
-def _add_package(b: _Builder, pkg: LockedPackage, verification: Verification) -> None:
+def _add_package(
+    b: _Builder, pkg: LockedPackage, verification: Verification, lock_model: LockedModel | None
+) -> None:
     pid = pkg.id
     root = b.home.package_dir(pid)
     if not verification.ok(pid, "package.json") or pkg.file("package.json") is None:
@@ -259,15 +261,40 @@ def _add_package(b: _Builder, pkg: LockedPackage, verification: Verification) ->
             and not p.endswith(".ttl")
             and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
         ]
+    pkg_modules = [m for m in b.modules if b.records[m.owner].package == pid]
     for path in good:
         if PurePosixPath(path).name != INTENTS_FILE:
             continue
         folder = _folder(path)
-        in_folder = [
-            m for m in b.modules if b.records[m.owner].package == pid and _folder(m.path) == folder
-        ]
+        in_folder = [m for m in pkg_modules if _folder(m.path) == folder]
         fallback = next((i for s, i in by_depth if _within(path, s.dir)), None)
         b.add_intents_file(root / path, f"{pid}/{path}", in_folder, fallback)
+    if lock_model is not None:
+        _add_derived_file(b, pkg, lock_model, pkg_modules)
+
+
+def _add_derived_file(
+    b: _Builder, pkg: LockedPackage, model: LockedModel, modules: list[_Module]
+) -> None:
+    """Vectors `install --with-embeddings` derived for modules without stored ones
+    (state/derived/vectors/<author>/<pkg>.npz), when made for this content and model."""
+    from ..embeddings.sync import fingerprint
+    from ..embeddings.vectors import derived_path, read_derived
+
+    loaded = read_derived(derived_path(b.home, pkg.id))
+    if loaded is None or loaded[0].get("fingerprint") != fingerprint(pkg, model):
+        return
+    meta, vectors = loaded
+    entries = meta.get("entries")
+    if not isinstance(entries, list) or b.vectors.dim not in (None, vectors.shape[1]):
+        return
+    b.vectors.dim = b.vectors.dim or int(vectors.shape[1])
+    by_path = {m.path: m for m in modules if not m.has_vectors}
+    for entry, vec in zip(entries, vectors, strict=True):
+        m = by_path.get(str(entry.get("module"))) if isinstance(entry, dict) else None
+        if m is not None:
+            b.vectors.derived += b.vectors.add(m.owner, str(entry.get("intent", "")), vec)
+            m.has_vectors = True
 
 
 # ------------------------------------------------------------------------- local skills
@@ -365,6 +392,6 @@ def build_catalog(
     b = _Builder(home, encode)
     b.problems.extend(verification.problems)
     for pid in sorted(lock.packages):
-        _add_package(b, lock.packages[pid], verification)
+        _add_package(b, lock.packages[pid], verification, lock.embeddings)
     _add_local(b, local_files if local_files is not None else local_skill_files(home))
     return b.finish()

@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
                         "staging": rep.staging,
                         "stale_lock_owner": rep.stale_owner,
                         "problems": rep.problems,
+                        "model_drift": rep.model_drift,
                     }
                 )
             else:
@@ -62,7 +63,7 @@ def register(app: typer.Typer) -> None:
                     out.warn(f"leftover staging {name}: the next install/remove repairs it")
                 if rep.stale_owner:
                     out.warn(f"stale lock owner record (pid {rep.stale_owner.get('pid')}, gone)")
-                for problem in rep.problems:
+                for problem in rep.model_drift + rep.problems:
                     out.warn(problem)
                 if rep.healthy:
                     out.success("healthy")

@@ -20,6 +20,15 @@ EmbeddingsOpt = Annotated[
     bool,
     typer.Option("--with-embeddings", help="Also fetch intent vectors and the ONNX encoder."),
 ]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="PATH",
+        help="Use the encoder in this folder (model.onnx + tokenizer.json); implies "
+        "--with-embeddings.",
+    ),
+]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Treat hidden Unicode in skills as an error.")
 ]
@@ -87,13 +96,15 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
         ] = False,
         strict: StrictOpt = False,
+        model: ModelOpt = None,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
         """Install packages from the registry and record them in the lockfile."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
         opts = InstallOptions(
-            with_embeddings=with_embeddings,
+            with_embeddings=with_embeddings or model is not None,
+            model_path=model,
             min_trust=check_tier_option(min_trust),
             locked=locked,
             frozen=frozen,

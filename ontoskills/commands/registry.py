@@ -11,7 +11,7 @@ from ..errors import NotFoundError, UsageError
 from ..manifest import TIERS
 from ..safety import is_valid_name
 from ..sources import detect_kind
-from . import _context
+from . import _context, registry_maint
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
 
@@ -114,4 +114,5 @@ def remove_cmd(
 
 
 def register(app: typer.Typer) -> None:
+    registry_maint.register_into(registry_app)
     app.add_typer(registry_app, name="registry")

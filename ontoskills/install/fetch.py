@@ -8,7 +8,9 @@ Turtle modules must parse; hidden Unicode in them is a warning (an error with --
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -16,8 +18,8 @@ from pathlib import Path
 
 import pyoxigraph
 
-from .. import limits
-from ..errors import FormatError, IntegrityError, LimitExceededError
+from .. import jsonio, limits
+from ..errors import FormatError, IntegrityError, LimitExceededError, OntoskillsError
 from ..fsutil import CHUNK, set_executable
 from ..lockfile import LockedFile
 from ..paths import Cache
@@ -70,14 +72,25 @@ class PackageFetcher:
         if workers == 1:
             records = [one(f) for f in plan.files]
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            pool = ThreadPoolExecutor(max_workers=workers)
+            try:
                 records = list(pool.map(one, plan.files))
+            except KeyboardInterrupt:
+                # Ctrl-C: drop queued files and stop in-flight downloads at their next chunk
+                # instead of waiting for every one of them to finish.
+                pool.shutdown(wait=False, cancel_futures=True)
+                self.source.close()
+                raise
+            finally:
+                pool.shutdown(wait=True)
         total = sum(r.size for r in records)
         if total > limits.MAX_PACKAGE_BYTES:
             raise LimitExceededError(f"{plan.package_id} is {total} bytes, over the package limit")
         for rec in records:
             if rec.path.endswith(".ttl"):
                 self._check_turtle(plan.package_id, dest_root, rec.path)
+            elif rec.path == "package.json" or rec.path.endswith("intents.json"):
+                self._check_json_text(plan.package_id, dest_root, rec.path)
         return records
 
     def _fetch_one(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
@@ -116,13 +129,32 @@ class PackageFetcher:
     def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
         path = root.joinpath(*relpath.split("/"))
         data = path.read_bytes()
+        # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
+        # then do we pay for looking at every literal.
+        escaped = b"\\u" in data or b"\\U" in data
+        literals: list[str] = []
         try:
-            for _ in pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.TURTLE):
-                pass
+            for quad in pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.TURTLE):
+                if escaped and isinstance(quad.object, pyoxigraph.Literal):
+                    literals.append(quad.object.value)
         except (SyntaxError, ValueError, OSError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise FormatError(f"{package_id}: {relpath} is not valid Turtle ({first})") from None
-        hidden = find_hidden_unicode(data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        self._report_hidden(package_id, relpath, text + "\n".join(literals))
+
+    def _check_json_text(self, package_id: str, root: Path, relpath: str) -> None:
+        """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
+        data = root.joinpath(*relpath.split("/")).read_bytes()
+        text = data.decode("utf-8", "replace")
+        if b"\\u" in data:
+            # Malformed JSON is not ours to judge here: it is refused where it is used.
+            with contextlib.suppress(OntoskillsError):
+                text += json.dumps(jsonio.loads(data, source=relpath), ensure_ascii=False)
+        self._report_hidden(package_id, relpath, text)
+
+    def _report_hidden(self, package_id: str, relpath: str, text: str) -> None:
+        hidden = find_hidden_unicode(text)
         if hidden:
             msg = (
                 f"{package_id}: {relpath} contains invisible/bidi characters "

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import limits
+from ..embeddings.sync import doctor_checks as embeddings_checks
 from ..errors import NotFoundError, OntoskillsError
 from ..fsutil import sha256_bytes
 from ..lockfile import Lockfile, load
@@ -130,10 +131,11 @@ class DoctorReport:
     stale_owner: dict[str, Any] | None = None
     lock_error: str | None = None
     problems: list[str] = field(default_factory=list)
+    model_drift: list[str] = field(default_factory=list)  # embedding model files vs the lock
 
     @property
     def drifted(self) -> bool:
-        return any(not d.clean for d in self.packages.values())
+        return any(not d.clean for d in self.packages.values()) or bool(self.model_drift)
 
     @property
     def healthy(self) -> bool:
@@ -152,6 +154,8 @@ def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
     for pid, pkg in sorted(lock.packages.items()):
         report.packages[pid] = package_drift(home, pkg, fast=fast)
     report.unmanaged = [p for p in installed_package_dirs(home) if p not in lock.packages]
+    report.model_drift, emb_problems = embeddings_checks(home, lock, fast=fast)
+    report.problems += emb_problems
     if home.staging_dir.exists():
         report.staging = sorted(p.name for p in home.staging_dir.iterdir())
     owner = homelock.read_owner(home)

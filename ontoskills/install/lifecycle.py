@@ -15,6 +15,8 @@ from .operations import (
     Planner,
     Report,
     add_to_lock,
+    embeddings_after_commit,
+    embeddings_before_commit,
     guard_update,
     locked_home,
     locked_selection,
@@ -42,10 +44,12 @@ def ci(session: Session, opts: InstallOptions) -> Report:
                 if pid not in lock.packages:
                     txn.remove(session.home.package_dir(pid))
                     report.changes.append(Change(pid, "removed"))
+            embeddings_before_commit(session, lock, opts, txn, report)  # lock bytes stay `data`
             txn.commit(session.lockfile_path, data)
         except BaseException:
             txn.discard()
             raise
+        embeddings_after_commit(session, report)
         return report
 
 
@@ -109,12 +113,14 @@ def update(session: Session, package_ids: list[str], opts: InstallOptions) -> Re
                     )
                 )
             prune_registries(lock)
+            embeddings_before_commit(session, lock, opts, txn, report)
             after = lock.to_bytes(session.lockfile_path.parent)
             report.lock_changed = after != before
             txn.commit(session.lockfile_path, after)
         except BaseException:
             txn.discard()
             raise
+        embeddings_after_commit(session, report)
         return report
 
 
@@ -141,6 +147,7 @@ def remove(session: Session, package_ids: list[str]) -> Report:
         except BaseException:
             txn.discard()
             raise
+        embeddings_after_commit(session, report)  # drops the removed packages' derived vectors
         return report
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from ..embeddings import sync as embeddings_sync
 from ..errors import (
     LocalChangesError,
     LockOutdatedError,
@@ -39,6 +40,7 @@ class InstallOptions:
     strict: bool = False
     force: bool = False
     allow_trust_downgrade: bool = False
+    model_path: str | None = None  # install --model PATH: a local encoder folder
 
 
 @dataclass
@@ -80,6 +82,29 @@ def _refresh_reference_indexes(session: Session, report: Report) -> None:
         write_reference_indexes(session.home, load(session.lockfile_path))
     except (OSError, OntoskillsError) as exc:
         report.warnings.append(f"could not refresh system/index.enabled.ttl: {exc}")
+
+
+def embeddings_before_commit(
+    session: Session, lock: Lockfile, opts: InstallOptions, txn: Transaction, report: Report
+) -> None:
+    """Model present and verified, staged vectors compatible; records [embeddings] in lock."""
+    staged = {p: txn.dir / "new" / p for p in lock.packages if (txn.dir / "new" / p).is_dir()}
+    report.warnings += embeddings_sync.prepare(
+        session.home,
+        session.config,
+        lock,
+        offline=session.options.offline,
+        model_path=opts.model_path,
+        package_dirs=staged,
+        reporter=session.reporter,
+    )
+
+
+def embeddings_after_commit(session: Session, report: Report) -> None:
+    """Sample-check stored vectors, derive missing ones, drop derived data of removed packages."""
+    report.warnings += embeddings_sync.finish(
+        session.home, session.config, load(session.lockfile_path), reporter=session.reporter
+    )
 
 
 def _group_specs(specs: list[str]) -> dict[str, set[str] | None]:
@@ -191,6 +216,7 @@ def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
                 sync_from_lock(session, lock, specs, opts, planner, report)
             else:
                 _resolve_specs(session, lock, specs, opts, planner, report)
+            embeddings_before_commit(session, lock, opts, txn, report)
             after = lock.to_bytes(session.lockfile_path.parent)
             if opts.locked and after != before:
                 raise LockOutdatedError(
@@ -202,6 +228,7 @@ def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
         except BaseException:
             txn.discard()
             raise
+        embeddings_after_commit(session, report)
         return report
 
 

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UnsafePathError
 from ..fsutil import atomic_write_bytes, fsync_dir, remove_tree, sha256_bytes
 from ..paths import Home
 
@@ -65,6 +66,8 @@ class Transaction:
 
     def commit(self, lock_path: Path, new_lock: bytes | None) -> None:
         """Swap folders in, then write the lock; `new_lock=None` deletes the lockfile."""
+        for op in self.ops:
+            _check_real_parents(self.home, op.target)
         old_sha = sha256_bytes(lock_path.read_bytes()) if lock_path.exists() else None
         new_sha = sha256_bytes(new_lock) if new_lock is not None else None
         for i, op in enumerate(self.ops):
@@ -114,6 +117,19 @@ class Transaction:
             "ops": [op.__dict__ for op in self.ops],
         }
         atomic_write_bytes(self.dir / JOURNAL, json.dumps(journal, indent=1).encode())
+
+
+def _check_real_parents(home: Home, target: str) -> None:
+    """A symlink planted between the home and a package folder (author/evil -> /etc) would
+    make os.replace write outside the home: refuse before anything moves."""
+    path = home.root
+    for part in target.split("/")[:-1]:
+        path = path / part
+        if path.is_symlink():
+            raise UnsafePathError(
+                f"{path} is a symlink; packages are only installed into real folders of the home",
+                hint=f"remove the symlink ({path}) and run the command again",
+            )
 
 
 def _rel(home: Home, path: Path) -> str:

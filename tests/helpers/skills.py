@@ -71,10 +71,14 @@ def search_packages() -> list[PackageSpec]:
     ]
 
 
-def install_synthetic(cli: CliRunner, tmp_path: Path, *, with_embeddings: bool = True) -> Path:
+def install_synthetic(cli: CliRunner, tmp_path: Path, *, model: bool = False) -> Path:
+    """Install both packages; with `model`, also their (8-dim, synthetic) stored vectors and
+    the real encoder via `install --model` (skips when ../shared is absent)."""
     registry = build_registry(tmp_path / "reg", search_packages())
     args = ["--registry", str(registry), "install", "acme/devtools", "other/docs"]
-    cli(*args, *(["--with-embeddings"] if with_embeddings else []), check=True)
+    if model:
+        args += ["--model", str(shared_path("models", "model.onnx").parent)]
+    cli(*args, check=True)
     # The lock decides what is served (install currently enables every skill it installs).
     cli("disable", "other/docs/hidden-gem", check=True)
     return registry
@@ -95,10 +99,12 @@ def place_model(env: dict[str, str]) -> None:
 
 
 def install_ontostore(cli: CliRunner) -> list[dict[str, object]]:
-    """Install the shared OntoStore subset with vectors, enable all; return the dev queries."""
+    """Install the shared OntoStore subset with vectors and the real model, enable every
+    skill (skillsbench ships disabled); return the dev queries."""
     store = shared_path("ontostore", "index.json").parent
     ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
-    cli("--registry", str(store), "install", *ids, "--with-embeddings", check=True)
+    models = shared_path("models", "model.onnx").parent
+    cli("--registry", str(store), "install", *ids, "--model", str(models), check=True)
     cli("enable", *ids, check=True)
     lines = shared_path("queries-dev.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]

@@ -45,9 +45,12 @@ def test_install_whole_package_with_assets_and_exec_bits(
 
 
 def test_with_embeddings_fetches_intents(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    cli: CliRunner, registry: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
-    cli("--registry", str(registry), "install", "acme/design", "--with-embeddings", check=True)
+    from tests.helpers.tinymodel import build_tiny_model  # the encoder comes with embeddings
+
+    model = build_tiny_model(tmp_path / "model")
+    cli("--registry", str(registry), "install", "acme/design", "--model", str(model), check=True)
     root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/design"
     assert (root / "colorize/intents.json").is_file()
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from ontoskills.errors import UsageError
 from ontoskills.search.service import MAX_TOP_K
 from tests.conftest import CliRunner
+from tests.helpers.registry import unit_vector
 from tests.helpers.skills import install_synthetic, place_model, service
 
 
@@ -92,7 +94,7 @@ def test_semantic_and_hybrid_with_the_real_model(
     cli: CliRunner, tmp_path: Path, env: dict[str, str]
 ) -> None:
     place_model(env)
-    install_synthetic(cli, tmp_path, with_embeddings=False)  # no stored vectors at all
+    install_synthetic(cli, tmp_path)  # no vectors installed: every one is derived by search
     svc = service(env)
     data = svc.state.data
     assert data.derived_vectors == data.vectors.shape[0] > 0  # every vector derived by us
@@ -109,7 +111,28 @@ def test_semantic_and_hybrid_with_the_real_model(
 def test_stored_vectors_of_another_dimension_turn_semantic_off(
     installed: Path, env: dict[str, str]
 ) -> None:
-    place_model(env)  # 384-dim model, 8-dim stored test vectors
+    # Install refuses such a mix; a local skill can still bring one: 8-dim vectors next to
+    # the 384-dim model.
+    folder = Path(env["ONTOSKILLS_HOME"]) / "ontologies/mine/odd"
+    folder.mkdir(parents=True)
+    (folder / "ontoskill.ttl").write_text(
+        "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
+        'oc:skill_odd a oc:Skill ; dcterms:identifier "odd" ; oc:resolvesIntent "odd thing" .\n'
+    )
+    vec = unit_vector("odd thing", 8)
+    (folder / "intents.json").write_text(
+        json.dumps(
+            {
+                "model": "m",
+                "dimension": 8,
+                "intents": [{"intent": "odd thing", "embedding": vec, "skills": ["odd"]}],
+            }
+        )
+    )
+    place_model(env)
     svc = service(env)
     assert svc.search("debug failing tests").mode == "bm25"
     assert any("semantic search is off" in p for p in svc.problems)
+    with pytest.raises(UsageError, match="hybrid"):
+        svc.search("debug failing tests", mode="hybrid")

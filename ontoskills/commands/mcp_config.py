@@ -1,0 +1,93 @@
+"""`ontoskills mcp-config --client C`: add `ontoskills serve` to an MCP client's config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..errors import UsageError
+from ..server import clients
+from . import _context
+from ._context import JsonOpt, QuietOpt
+from ._output import Output, run
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mcp-config")
+    def mcp_config_cmd(
+        ctx: typer.Context,
+        client: Annotated[
+            str, typer.Option("--client", help="claude | cursor | vscode | codex | windsurf")
+        ],
+        project: Annotated[
+            bool, typer.Option("--project", help="The project's config file (in --dir).")
+        ] = False,
+        global_: Annotated[
+            bool, typer.Option("--global", help="The user-wide config file.")
+        ] = False,
+        print_only: Annotated[
+            bool, typer.Option("--print", help="Print the snippet; change no file.")
+        ] = False,
+        name: Annotated[str, typer.Option("--name", help="Server name in the client.")] = (
+            "ontoskills"
+        ),
+        directory: Annotated[
+            Path | None, typer.Option("--dir", help="Project folder (default: current folder).")
+        ] = None,
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Register the MCP server with a client (merges, backs up, idempotent)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            if project and global_:
+                raise UsageError("--project and --global are exclusive", hint="pass one of them")
+            scope: clients.Scope | None = "project" if project else "global" if global_ else None
+            target = clients.resolve_target(
+                client.lower(),
+                scope,
+                project_dir=(directory or Path.cwd()).absolute(),
+                user_home=Path.home(),
+            )
+            spec = clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
+            if print_only:
+                text = clients.snippet(target, spec)
+                if app_ctx.json:
+                    out.json(
+                        {
+                            "client": target.client,
+                            "scope": target.scope,
+                            "path": str(target.path),
+                            "snippet": text,
+                        }
+                    )
+                else:
+                    out.info(f"# add to {target.path}")
+                    out.stdout(text)
+                return
+            result = clients.apply(target, spec)
+            if app_ctx.json:
+                out.json(
+                    {
+                        "client": target.client,
+                        "scope": target.scope,
+                        "path": str(target.path),
+                        "name": spec.name,
+                        "action": result.action,
+                        "backup": str(result.backup) if result.backup else None,
+                        "entry": result.entry,
+                    }
+                )
+                return
+            if result.action == "unchanged":
+                out.success(f"{target.path} already has {spec.name!r}; nothing changed")
+            else:
+                out.success(f"{result.action} {spec.name!r} in {target.path}")
+                if result.backup:
+                    out.info(f"previous file saved as {result.backup}")
+            out.info(f"restart {target.client} to pick up the server")
+
+        run(app_ctx, body)

@@ -1,0 +1,111 @@
+"""`ontoskills registry init PATH` and `registry verify PATH|URL` (maintainers' tools)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..config import RegistryConfig
+from ..errors import IntegrityError, UsageError
+from ..publish import gitops
+from ..publish.registry import init_registry
+from ..publish.verify import VerifyReport, verify_registry
+from ..sources import Source, detect_kind, open_source, slug_for_url
+from . import _context
+from ._context import AppContext, JsonOpt, QuietOpt
+from ._output import Output, run
+
+
+def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> Source:
+    """A Source for PATH|URL; a local git checkout falls back to its working tree when the
+    git source is not available in this build."""
+    is_url = "://" in location or "@" in location
+    url = location if is_url else str(Path(location).expanduser().absolute())
+    if not is_url and not Path(url).exists():
+        raise UsageError(f"{location} does not exist", hint="give a registry folder or URL")
+    kind = detect_kind(url)
+    config = RegistryConfig(slug_for_url(url), url, kind)
+    try:
+        return open_source(config, app_ctx.source_options())
+    except ImportError:
+        if kind == "git" and not is_url:
+            out.warn("git source unavailable: verifying the working tree of the checkout")
+            return open_source(RegistryConfig(config.name, url, "folder"), app_ctx.source_options())
+        raise UsageError(f"{kind} registries are not supported by this build") from None
+
+
+def render_verify(out: Output, report: VerifyReport) -> None:
+    if out.app.json:
+        out.json({"command": "registry verify", **report.as_json()})
+        return
+    for f in report.findings:
+        where = f"{f.package}: " if f.package else ""
+        line = f"[{f.code}] {where}{f.message}"
+        if f.level == "error":
+            out.err.print(f"error: {line}", markup=False)
+        else:
+            out.warn(line)
+    at = f" at {report.commit[:12]}" if report.commit else ""
+    summary = (
+        f"{report.registry}{at}: {report.packages} packages, {report.skills} skills, "
+        f"{report.modules} modules, {report.files_checked} files hashed; "
+        f"{report.errors} errors, {report.warnings} warnings"
+    )
+    if report.ok:
+        out.success(summary)
+    else:
+        out.err.print(summary, markup=False)
+
+
+def register_into(registry_app: typer.Typer) -> None:
+    @registry_app.command("init")
+    def init_cmd(
+        ctx: typer.Context,
+        path: Annotated[Path, typer.Argument(help="New registry folder.")],
+        no_git: Annotated[
+            bool, typer.Option("--no-git", help="Plain folder, no git repository.")
+        ] = False,
+        author_name: Annotated[str | None, typer.Option("--author-name")] = None,
+        author_email: Annotated[str | None, typer.Option("--author-email")] = None,
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Create a new registry (index.json, README, packages/; a git repo unless --no-git)."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            author = None if no_git else gitops.author_for(None, author_name, author_email)
+            commit = init_registry(path, git=not no_git, author=author)
+            if app_ctx.json:
+                out.json({"command": "registry init", "path": str(path), "commit": commit})
+            else:
+                out.success(
+                    f"created registry {path}" + (f" (commit {commit[:12]})" if commit else "")
+                )
+
+        run(app_ctx, body)
+
+    @registry_app.command("verify")
+    def verify_cmd(
+        ctx: typer.Context,
+        location: Annotated[str, typer.Argument(help="Registry folder, git URL or https URL.")],
+        json: JsonOpt = False,
+        quiet: QuietOpt = False,
+    ) -> None:
+        """Check every index entry, manifest, module and file hash of a registry."""
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+        def body(out: Output) -> None:
+            source = open_for_verify(app_ctx, location, out)
+            try:
+                with out.reporter() as rep:
+                    report = verify_registry(source, rep)
+            finally:
+                source.close()
+            render_verify(out, report)
+            if not report.ok:
+                raise typer.Exit(IntegrityError.exit_code)
+
+        run(app_ctx, body)

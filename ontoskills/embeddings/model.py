@@ -1,0 +1,216 @@
+"""The sentence encoder in the home: acquire, verify against the lock, place, load.
+
+Sources, in order: `--model PATH` or config `[embeddings] path` (a folder with model.onnx +
+tokenizer.json; source "path"), else the hub at a pinned revision (source "hub"; a registry
+may supply the tokenizer, source "registry"). The result is recorded in the lock as a
+LockedModel; a later difference from it is an IntegrityError (exit 4).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ..config import Config
+from ..errors import IntegrityError, UsageError
+from ..fsutil import sha256_file
+from ..lockfile import LockedFile, LockedModel
+from ..paths import Home
+from ..progress import NullReporter, Reporter
+from . import hub
+from .encoder import DEFAULT_MODEL, Encoder, ModelError
+from .place import link_or_copy
+
+MODEL_FILES = ("model.onnx", "tokenizer.json")
+LOCAL_REVISION = "local"
+
+
+def model_paths(home: Home) -> dict[str, Path]:
+    return {name: home.embeddings_dir / name for name in MODEL_FILES}
+
+
+def configured_path(config: Config) -> str | None:
+    raw = config.embeddings.get("path") or config.embeddings.get("model_path")
+    return str(raw) if raw else None
+
+
+def _threads(config: Config) -> int | None:
+    value = config.embeddings.get("threads")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def verify_model(home: Home, expected: LockedModel, *, fast: bool = False) -> list[str]:
+    """Problems of the installed model files vs the lock (empty list: all match)."""
+    problems = []
+    paths = model_paths(home)
+    for f in expected.files:
+        path = paths.get(f.path, home.embeddings_dir / f.path)
+        if not path.is_file():
+            problems.append(f"embeddings: {f.path} is missing")
+            continue
+        if fast:
+            if path.stat().st_size != f.size:
+                problems.append(f"embeddings: {f.path} differs from the lock (size)")
+            continue
+        digest, size = sha256_file(path)
+        if (digest, size) != (f.sha256, f.size):
+            problems.append(f"embeddings: {f.path} differs from the lock (sha256 {digest[:12]}...)")
+    return problems
+
+
+def _local_files(folder: Path) -> dict[str, Path]:
+    folder = folder.expanduser()
+    found = {name: folder / name for name in MODEL_FILES}
+    missing = [n for n, p in found.items() if not p.is_file()]
+    if missing:
+        raise UsageError(
+            f"model folder {folder} lacks {', '.join(missing)}",
+            hint="point --model (or [embeddings] path) at a folder with model.onnx and "
+            "tokenizer.json",
+        )
+    return found
+
+
+def acquire(
+    config: Config,
+    *,
+    tmp: Path,
+    offline: bool = False,
+    model_path: str | Path | None = None,
+    registry_tokenizer: bytes | None = None,
+    expected: LockedModel | None = None,
+    reporter: Reporter | None = None,
+) -> tuple[dict[str, Path], LockedModel]:
+    """Find the model files (local folder, or hub cache/download) and describe them.
+
+    Validates the ONNX graph and measures the dimension; checks `expected` when given.
+    Returns file name -> path (possibly inside the HF cache: read-only use) and the record.
+    """
+    reporter = reporter or NullReporter()
+    local = str(model_path) if model_path else configured_path(config)
+    if local:
+        src = _local_files(Path(local))
+        model_id = str(config.embeddings.get("model") or DEFAULT_MODEL)
+        revision, source = LOCAL_REVISION, "path"
+    elif expected is not None and expected.source == "path":
+        raise UsageError(
+            "the locked embedding model came from a local folder that is not configured here",
+            hint="pass --model PATH or set [embeddings] path in config.toml",
+        )
+    else:
+        model_id = (expected.model if expected else None) or str(
+            config.embeddings.get("model") or hub.DEFAULT_REPO
+        )
+        revision = (expected.revision if expected else None) or str(
+            config.embeddings.get("revision") or hub.DEFAULT_REVISION
+        )
+        wanted = dict(hub.HUB_FILES)
+        source = "hub"
+        if registry_tokenizer is not None or (expected and expected.source == "registry"):
+            if registry_tokenizer is None:
+                raise UsageError("the locked tokenizer comes from the registry; it was not given")
+            wanted.pop("tokenizer.json")
+            source = "registry"
+        reporter.note(
+            f"embedding model {model_id}@{revision[:12]}{' (offline)' if offline else ''}"
+        )
+        src = hub.download(model_id, revision, hub.hub_settings(offline=offline), wanted)
+        if registry_tokenizer is not None:
+            src["tokenizer.json"] = tmp / "tokenizer.json"
+            src["tokenizer.json"].write_bytes(registry_tokenizer)
+    files = []
+    for name in MODEL_FILES:
+        digest, size = sha256_file(src[name])
+        files.append(LockedFile(name, digest, size))
+    encoder = Encoder(src["model.onnx"], src["tokenizer.json"], model_name=model_id)
+    record = LockedModel(model_id, revision, encoder.dimension, source, files)
+    if expected is not None:
+        _check_expected(record, expected)
+    return src, record
+
+
+def ensure_model(
+    home: Home,
+    *,
+    config: Config,
+    offline: bool = False,
+    model_path: str | Path | None = None,
+    registry_tokenizer: bytes | None = None,
+    expected: LockedModel | None = None,
+    reporter: Reporter | None = None,
+) -> LockedModel:
+    """Make ontologies/system/embeddings hold a verified model; return its lock record.
+
+    With `expected` (the lock's record) the result must match it byte for byte. An explicit
+    `model_path` replaces the model, so callers pass expected=None with it.
+    """
+    reporter = reporter or NullReporter()
+    local = str(model_path) if model_path else configured_path(config)
+    if (
+        expected is not None
+        and not verify_model(home, expected)
+        and (local is None or expected.source == "path")
+    ):
+        return expected  # installed and intact: no network, no re-placing
+    reporter.stage("preparing the embedding model")
+    with tempfile.TemporaryDirectory(prefix=".model-", dir=_tmp_parent(home)) as tmp:
+        src, record = acquire(
+            config,
+            tmp=Path(tmp),
+            offline=offline,
+            model_path=model_path,
+            registry_tokenizer=registry_tokenizer,
+            expected=expected,
+            reporter=reporter,
+        )
+        for name in MODEL_FILES:  # link from the HF cache; copy a user's own folder
+            link = record.source != "path" and not str(src[name]).startswith(tmp)
+            link_or_copy(src[name], home.embeddings_dir / name, link=link)
+    problems = verify_model(home, record)
+    if problems:  # a concurrent writer, or a filesystem that lies: never record a bad model
+        raise IntegrityError(problems[0], hint="run the command again")
+    return record
+
+
+def _tmp_parent(home: Home) -> Path:
+    home.embeddings_dir.mkdir(parents=True, exist_ok=True)
+    return home.embeddings_dir
+
+
+def _check_expected(got: LockedModel, expected: LockedModel) -> None:
+    want = {f.path: f.sha256 for f in expected.files}
+    have = {f.path: f.sha256 for f in got.files}
+    if want != have or got.dimension != expected.dimension:
+        differing = sorted(p for p in set(want) | set(have) if want.get(p) != have.get(p))
+        raise IntegrityError(
+            f"embedding model {got.model}@{got.revision[:12]} does not match the lock "
+            f"({', '.join(differing) or 'dimension'} differ)",
+            hint="if the change is intended, run `ontoskills install --with-embeddings --model "
+            "PATH` (or delete [embeddings] from the lock) to record the new model",
+        )
+
+
+def load_encoder(home: Home, config: Config) -> Encoder | None:
+    """The installed encoder (lazy: no ONNX session until first use), or None if absent."""
+    paths = model_paths(home)
+    if not all(p.is_file() for p in paths.values()):
+        return None
+    model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
+    return Encoder(
+        paths["model.onnx"],
+        paths["tokenizer.json"],
+        model_name=model_name,
+        threads=_threads(config),
+    )
+
+
+def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encoder:
+    encoder = load_encoder(home, config)
+    if encoder is None:
+        raise ModelError(
+            "no embedding model installed",
+            hint="run `ontoskills install --with-embeddings` (or pass --model PATH)",
+        )
+    if record is not None:
+        encoder.model_name = record.model
+    return encoder

@@ -1,0 +1,56 @@
+"""Put a model file into the home: hardlink from the cache when possible, else copy.
+
+Either way the destination appears atomically (temp name in the same folder + os.replace), so
+a reader (an OntoSkills server starting up) sees the old file or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..fsutil import fsync_dir, sha256_file
+
+
+def same_file(a: Path, b: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    return False
+
+
+def link_or_copy(src: Path, dest: Path, *, link: bool = True) -> str:
+    """Place src at dest; returns "linked", "copied" or "present" (already identical).
+
+    link=False for a user's own folder: a later edit in the home must not reach back into it.
+    """
+    src = src.resolve()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_file() and not dest.is_symlink():
+        if same_file(src, dest):
+            return "present"
+        if dest.stat().st_size == src.stat().st_size and sha256_file(dest) == sha256_file(src):
+            return "present"
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    os.unlink(tmp)
+    try:
+        try:
+            if not link:
+                raise OSError("copy requested")
+            os.link(src, tmp)
+            how = "linked"
+        except OSError:  # another filesystem, or links not allowed: copy
+            shutil.copyfile(src, tmp)
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            how = "copied"
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(dest.parent)
+    return how

@@ -1,0 +1,203 @@
+"""Embeddings around an install transaction: what install/update/ci/remove call.
+
+`prepare` runs before the commit (model present and verified, staged vectors compatible);
+`finish` runs after it (sample-check stored vectors, derive missing ones, drop stale derived
+data). `finish` never fails the command: the tree and lock are already committed, so its
+problems become warnings.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..config import Config
+from ..errors import OntoskillsError
+from ..lockfile import LockedModel, LockedPackage, Lockfile
+from ..manifest import parse_intents
+from ..paths import Home
+from ..progress import NullReporter, Reporter
+from .encoder import Encoder, ModelError
+from .model import encoder_for, ensure_model, verify_model
+from .vectors import (
+    INTENTS_FILE,
+    derived_fingerprint,
+    derived_path,
+    missing_modules,
+    read_manifest,
+    read_modules,
+    save_derived,
+    stored_vectors,
+)
+
+DRIFT_COSINE = 0.99
+SAMPLE = 8
+
+
+def wants_embeddings(lock: Lockfile) -> bool:
+    return any(p.with_embeddings for p in lock.packages.values())
+
+
+def prepare(
+    home: Home,
+    config: Config,
+    lock: Lockfile,
+    *,
+    offline: bool,
+    model_path: str | None = None,
+    package_dirs: dict[str, Path] | None = None,
+    reporter: Reporter | None = None,
+) -> list[str]:
+    """Before commit: ensure the model (recorded in lock.embeddings); check staged vectors.
+
+    package_dirs: package id -> folder holding its new files (staging) to check. Returns
+    warnings; raises ModelError (exit 4) when stored vectors cannot match the model.
+    """
+    if not (wants_embeddings(lock) or model_path):
+        return []
+    record = ensure_model(
+        home,
+        config=config,
+        offline=offline,
+        model_path=model_path,
+        expected=None if model_path else lock.embeddings,
+        reporter=reporter or NullReporter(),
+    )
+    lock.embeddings = record
+    warnings: list[str] = []
+    for pid, folder in sorted((package_dirs or {}).items()):
+        pkg = lock.packages.get(pid)
+        if pkg is not None and pkg.with_embeddings:
+            warnings += check_compatible(folder, record, pid)
+    return warnings
+
+
+def check_compatible(folder: Path, record: LockedModel, package_id: str) -> list[str]:
+    """Every intents.json must hold vectors of the model's dimension (else ModelError)."""
+    warnings = []
+    for path in sorted(folder.rglob(INTENTS_FILE)):
+        if not path.is_file() or path.is_symlink():
+            continue
+        parsed = parse_intents(
+            path.read_bytes(), source=f"{package_id}: {path.relative_to(folder)}"
+        )
+        where = f"{package_id}/{path.relative_to(folder).as_posix()}"
+        if parsed.dimension != record.dimension:
+            raise ModelError(
+                f"{where} holds {parsed.dimension}-dim vectors but the model "
+                f"{record.model} produces {record.dimension}",
+                hint="install the model the vectors were made with (--model PATH or "
+                "[embeddings] model/revision)",
+            )
+        if parsed.model and parsed.model != record.model:
+            warnings.append(
+                f"{where} was made with {parsed.model}, the installed model is {record.model}"
+            )
+    return warnings
+
+
+def fingerprint(pkg: LockedPackage, record: LockedModel) -> str:
+    model_sha = next((f.sha256 for f in record.files if f.path == "model.onnx"), "")
+    return f"{pkg.integrity}:{model_sha}"
+
+
+def sample_cosine(encoder: Encoder, pkg_dir: Path, sample: int = SAMPLE) -> float | None:
+    """Lowest cosine between stored vectors and the encoder's, over a spread-out sample."""
+    modules = read_modules(pkg_dir, read_manifest(pkg_dir))
+    stored = stored_vectors(pkg_dir, modules)
+    if not stored:
+        return None
+    step = max(1, len(stored) // sample)
+    picked = stored[::step][:sample]
+    got = encoder.encode([v.intent for v in picked])
+    if got.shape[1] != picked[0].vector.shape[0]:
+        raise ModelError(
+            f"stored vectors are {picked[0].vector.shape[0]}-dim, the model gives {got.shape[1]}"
+        )
+    cos = [float(np.dot(g, v.vector)) for g, v in zip(got, picked, strict=True)]
+    return min(cos)
+
+
+def derive_package(
+    home: Home, package_id: str, encoder: Encoder, fingerprint: str, reporter: Reporter
+) -> int:
+    """Compute and store vectors for the package's modules that have none; returns count."""
+    pkg_dir = home.package_dir(package_id)
+    modules = read_modules(pkg_dir, read_manifest(pkg_dir))
+    todo = missing_modules(modules, stored_vectors(pkg_dir, modules))
+    entries = [(m, intent) for m in todo for intent in m.intents]
+    reporter.stage(f"deriving vectors for {package_id}", total=len(todo))
+    vectors = []
+    for m in todo:  # per module, so the bar moves; batches stay small and padded tightly
+        vectors.append(encoder.encode(list(m.intents)))
+        reporter.advance()
+    dim = encoder.dimension
+    matrix = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+    save_derived(derived_path(home, package_id), entries, matrix, fingerprint)
+    return len(entries)
+
+
+def finish(
+    home: Home,
+    config: Config,
+    lock: Lockfile,
+    *,
+    reporter: Reporter | None = None,
+) -> list[str]:
+    """After commit: drop stale derived data, sample-check and derive for new content."""
+    reporter = reporter or NullReporter()
+    warnings: list[str] = []
+    try:
+        drop_stale(home, lock)
+        if lock.embeddings is None or not wants_embeddings(lock):
+            return warnings
+        encoder: Encoder | None = None
+        for pid, pkg in sorted(lock.packages.items()):
+            if not pkg.with_embeddings:
+                continue
+            fp = fingerprint(pkg, lock.embeddings)
+            if derived_fingerprint(derived_path(home, pid)) == fp:
+                continue
+            encoder = encoder or encoder_for(home, config, lock.embeddings)
+            cos = sample_cosine(encoder, home.package_dir(pid))
+            if cos is not None and (math.isnan(cos) or cos < DRIFT_COSINE):
+                warnings.append(
+                    f"{pid}: the installed model reproduces its stored vectors at cosine "
+                    f"{cos:.3f} (< {DRIFT_COSINE}); semantic search may rank poorly"
+                )
+            derive_package(home, pid, encoder, fp, reporter)
+    except OntoskillsError as exc:
+        warnings.append(f"embeddings: {exc.message}")
+    return warnings
+
+
+def drop_stale(home: Home, lock: Lockfile) -> None:
+    """Derived vectors of packages no longer installed are deleted."""
+    root = home.derived_dir / "vectors"
+    if not root.is_dir():
+        return
+    for path in sorted(root.glob("*/*.npz")):
+        pid = f"{path.parent.name}/{path.stem}"
+        if pid not in lock.packages:
+            path.unlink(missing_ok=True)
+
+
+def doctor_checks(home: Home, lock: Lockfile, *, fast: bool = False) -> tuple[list[str], list[str]]:
+    """(model files differing from the lock: integrity, other embedding problems)."""
+    drift: list[str] = []
+    problems: list[str] = []
+    if lock.embeddings is not None:
+        drift = verify_model(home, lock.embeddings, fast=fast)
+    elif wants_embeddings(lock):
+        problems.append("embeddings: packages want vectors but the lock records no model")
+    for pid, pkg in sorted(lock.packages.items()):
+        if not pkg.with_embeddings or lock.embeddings is None:
+            continue
+        if derived_fingerprint(derived_path(home, pid)) != fingerprint(pkg, lock.embeddings):
+            problems.append(
+                f"{pid}: derived vectors for modules without stored ones are missing or stale "
+                f"(run `ontoskills export-embeddings {pid}`)"
+            )
+    return drift, problems

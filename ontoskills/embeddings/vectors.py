@@ -1,0 +1,214 @@
+"""Intent vectors of an installed package: the registry's stored ones plus those we derived.
+
+A folder's intents.json covers only one of its modules (QUIRKS 6), tagging each intent with
+the module's `dcterms:identifier`. We map intents to modules by folder + identifier, and
+compute vectors for every module whose `oc:resolvesIntent` values have none ("derived"). Those
+live in `state/derived/vectors/<author>/<pkg>.npz`, never among the verified package files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import OntoskillsError
+from ..fsutil import atomic_write_bytes, walk_files
+from ..manifest import Manifest, parse_intents, parse_manifest
+from ..paths import Home
+
+OC = "https://ontoskills.sh/ontology#"
+DCT_IDENTIFIER = "http://purl.org/dc/terms/identifier"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+INTENTS_FILE = "intents.json"
+DERIVED_VERSION = 1
+
+
+@dataclass
+class IntentVector:
+    skill: str  # manifest skill id the module belongs to ("" for a package-level module)
+    module: str  # module path relative to the package root
+    intent: str
+    vector: np.ndarray  # float32, L2-normalised
+    derived: bool
+
+
+@dataclass(frozen=True)
+class ModuleInfo:
+    module: str
+    identifier: str
+    intents: tuple[str, ...]
+    skill: str = ""
+
+    @property
+    def folder(self) -> str:
+        return self.module.rsplit("/", 1)[0] if "/" in self.module else ""
+
+
+# ------------------------------------------------------------------------- Turtle modules
+def read_module(path: Path, relpath: str) -> ModuleInfo | None:
+    """identifier + intents of the skill a module defines (None: no identifier / unparsable)."""
+    import pyoxigraph as ox
+
+    try:
+        quads = list(ox.parse(path=str(path), format=ox.RdfFormat.TURTLE, lenient=True))
+    except (SyntaxError, ValueError, OSError):
+        return None
+    idents: dict[str, str] = {}
+    skills: set[str] = set()
+    intents: dict[str, list[str]] = {}
+    for q in quads:
+        subj, pred, obj = str(q.subject), q.predicate.value, q.object
+        if pred == DCT_IDENTIFIER and isinstance(obj, ox.Literal):
+            idents.setdefault(subj, obj.value)
+        elif pred == OC + "resolvesIntent" and isinstance(obj, ox.Literal):
+            intents.setdefault(subj, []).append(obj.value)
+        elif pred == RDF_TYPE and isinstance(obj, ox.NamedNode) and obj.value == OC + "Skill":
+            skills.add(subj)
+    # the module's skill: typed oc:Skill if any, else whatever carries an identifier
+    candidates = sorted(s for s in idents if s in skills) or sorted(idents)
+    if not candidates:
+        return None
+    subject = candidates[0]
+    return ModuleInfo(relpath, idents[subject], tuple(sorted(set(intents.get(subject, [])))))
+
+
+def _owner(module: str, manifest: Manifest | None) -> str:
+    if manifest is None:
+        return ""
+    best, depth = "", -1
+    for s in manifest.skills:
+        d = s.dir
+        if (d == "" or module.startswith(d + "/")) and len(d) > depth:
+            best, depth = s.id, len(d)
+    return best
+
+
+def read_manifest(pkg_dir: Path) -> Manifest | None:
+    path = pkg_dir / "package.json"
+    if not path.is_file():
+        return None
+    try:
+        return parse_manifest(path.read_bytes(), source=str(path))
+    except OntoskillsError:
+        return None
+
+
+def read_modules(root: Path, manifest: Manifest | None = None) -> list[ModuleInfo]:
+    """Every Turtle module under root with its identifier, intents and owning skill."""
+    out = []
+    for rel in walk_files(root):
+        if rel.endswith(".ttl"):
+            info = read_module(root / rel, rel)
+            if info is not None:
+                out.append(
+                    ModuleInfo(info.module, info.identifier, info.intents, _owner(rel, manifest))
+                )
+    return out
+
+
+# ------------------------------------------------------------------------ stored vectors
+def _normalised(values: tuple[float, ...] | list[float]) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+def stored_vectors(root: Path, modules: list[ModuleInfo]) -> list[IntentVector]:
+    """Vectors from every intents.json under root, attributed to modules by folder + id."""
+    by_folder: dict[tuple[str, str], ModuleInfo] = {(m.folder, m.identifier): m for m in modules}
+    by_id: dict[str, ModuleInfo] = {}
+    for m in modules:
+        by_id.setdefault(m.identifier, m)
+    out = []
+    for rel in walk_files(root):
+        if rel.rsplit("/", 1)[-1] != INTENTS_FILE:
+            continue
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        try:
+            parsed = parse_intents((root / rel).read_bytes(), source=str(root / rel))
+        except OntoskillsError:
+            continue  # doctor/verify report malformed files; search just skips them
+        for item in parsed.intents:
+            ident = item.skills[0] if item.skills else ""
+            m = by_folder.get((folder, ident)) or by_id.get(ident)
+            module = m.module if m else rel
+            skill = m.skill if m else ""
+            out.append(IntentVector(skill, module, item.intent, _normalised(item.embedding), False))
+    return out
+
+
+def missing_modules(modules: list[ModuleInfo], stored: list[IntentVector]) -> list[ModuleInfo]:
+    """Modules that declare intents but have no stored vector (QUIRKS 6)."""
+    covered = {v.module for v in stored}
+    return [m for m in modules if m.intents and m.module not in covered]
+
+
+# ----------------------------------------------------------------------- derived vectors
+def derived_path(home: Home, package_id: str) -> Path:
+    author, name = package_id.split("/", 1)
+    return home.derived_dir / "vectors" / author / f"{name}.npz"
+
+
+def save_derived(
+    path: Path, entries: list[tuple[ModuleInfo, str]], vectors: np.ndarray, fingerprint: str
+) -> None:
+    meta = {
+        "version": DERIVED_VERSION,
+        "fingerprint": fingerprint,
+        "entries": [{"skill": m.skill, "module": m.module, "intent": i} for m, i in entries],
+    }
+    buf = io.BytesIO()
+    np.savez(
+        buf,
+        vectors=np.asarray(vectors, dtype=np.float32),
+        meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+    )
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def read_derived(path: Path) -> tuple[dict[str, object], np.ndarray] | None:
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            vectors = np.asarray(data["vectors"], dtype=np.float32)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        return None
+    if not isinstance(meta, dict) or meta.get("version") != DERIVED_VERSION:
+        return None
+    if len(meta.get("entries", [])) != len(vectors):
+        return None
+    return meta, vectors
+
+
+def derived_fingerprint(path: Path) -> str | None:
+    loaded = read_derived(path)
+    return str(loaded[0].get("fingerprint")) if loaded else None
+
+
+def load_vectors(home: Home, package_id: str) -> list[IntentVector]:
+    """Stored + derived vectors of an installed package (empty when it has none)."""
+    pkg_dir = home.package_dir(package_id)
+    if not pkg_dir.is_dir():
+        return []
+    modules = read_modules(pkg_dir, read_manifest(pkg_dir))
+    out = stored_vectors(pkg_dir, modules)
+    loaded = read_derived(derived_path(home, package_id))
+    if loaded is not None:
+        meta, vectors = loaded
+        covered = {v.module for v in out}
+        entries = meta.get("entries", [])
+        assert isinstance(entries, list)
+        for e, vec in zip(entries, vectors, strict=True):
+            if isinstance(e, dict) and e.get("module") not in covered:
+                out.append(
+                    IntentVector(
+                        str(e.get("skill", "")), str(e["module"]), str(e["intent"]), vec, True
+                    )
+                )
+    return out

@@ -1,0 +1,274 @@
+"""`publish`: validate a packed folder and write it into a registry (folder, git, remote git).
+
+Local registries are written under a cross-process file lock (concurrent publishes cannot
+lose an index entry): the package folder is staged next to its final place and swapped in
+with renames, then index.json is replaced atomically, then (git) both are committed. A
+remote registry is cloned to a temporary folder, committed on a branch
+`publish/<author>/<pkg>/<version>` and pushed for review. `dry_run` writes nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from .. import limits
+from ..errors import BusyError, IntegrityError, NotFoundError
+from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
+from ..manifest import Manifest, parse_manifest
+from ..progress import NullReporter, Reporter
+from ..safety import safe_join, split_package_id
+from . import gitops, rules
+from .checks import check_package, first_error
+from .files import MANIFEST, walk_package
+from .registry import INDEX, index_bytes, read_entries
+
+
+@dataclass
+class PublishOptions:
+    registry: str
+    dry_run: bool = False
+    message: str | None = None
+    trust: str | None = None
+    force: bool = False
+    author_name: str | None = None
+    author_email: str | None = None
+
+
+@dataclass
+class PublishResult:
+    package_id: str
+    version: str
+    registry: str
+    target: str  # folder | git | remote
+    trust_tier: str = "community"
+    previous_version: str | None = None
+    dry_run: bool = False
+    files: list[dict[str, Any]] = field(default_factory=list)
+    diff: dict[str, str] = field(default_factory=dict)
+    commit: str | None = None
+    branch: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class LocalPackage:
+    root: Path
+    manifest: Manifest
+    data: bytes
+    warnings: list[str]
+
+
+def load_package(root: Path) -> LocalPackage:
+    """Everything `publish` validates before touching a registry (strict mode)."""
+    path = root / MANIFEST
+    if not path.is_file():
+        raise NotFoundError(f"{root} has no package.json", hint=f"run `ontoskills pack {root}`")
+    data = path.read_bytes()
+    raw_id = _peek_id(data)
+    listing = {p: os.lstat(root / p).st_size for p in walk_package(root)}
+
+    def read(rel: str) -> bytes:
+        return safe_join(root, rel, "package file").read_bytes()
+
+    pc = check_package(raw_id, data, read, listing, strict=True, stray_is_error=False)
+    err = first_error(pc)
+    if err is not None:
+        raise err
+    assert pc.manifest is not None
+    warnings = [f.message for f in pc.findings if f.level == "warning"]
+    return LocalPackage(root, pc.manifest, data, warnings)
+
+
+def _peek_id(data: bytes) -> str:
+    from .. import jsonio
+
+    raw = jsonio.loads(data, source=MANIFEST, max_bytes=limits.MAX_MANIFEST_BYTES)
+    pid = raw.get("package_id") if isinstance(raw, dict) else None
+    split_package_id(pid, "package_id in package.json")
+    return str(pid)
+
+
+def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = None) -> PublishResult:
+    rep = reporter or NullReporter()
+    rep.stage("validating package")
+    pkg = load_package(pkg_dir)
+    for w in pkg.warnings:
+        rep.warn(w)
+    location = opts.registry
+    local = Path(location).expanduser()
+    if "://" not in location and local.is_dir() and not gitops.is_bare_repo(local):
+        kind = "git" if gitops.is_repo(local) else "folder"
+        with _registry_lock(local, dry_run=opts.dry_run):
+            return _publish_into(pkg, local, kind, opts, rep, own=True)
+    if opts.trust is not None:
+        rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
+    rep.stage(f"cloning {location}")
+    with tempfile.TemporaryDirectory(prefix="ontoskills-publish-") as tmp:
+        clone = gitops.clone(location, Path(tmp) / "registry")
+        return _publish_into(
+            pkg, Path(clone.workdir), "remote", opts, rep, own=False, remote_url=location
+        )
+
+
+@contextlib.contextmanager
+def _registry_lock(root: Path, *, dry_run: bool) -> Iterator[None]:
+    """One writer per registry folder; kept outside the registry so it never gets committed."""
+    if dry_run:
+        yield
+        return
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"ontoskills-publish-{key}.lock"
+    timeout = float(os.environ.get("ONTOSKILLS_LOCK_TIMEOUT", "600"))
+    try:
+        with filelock.FileLock(str(path), timeout=timeout):
+            yield
+    except filelock.Timeout:
+        raise BusyError(
+            f"another publish to {root} is running",
+            hint="wait for it, or raise ONTOSKILLS_LOCK_TIMEOUT",
+        ) from None
+
+
+def _publish_into(
+    pkg: LocalPackage,
+    root: Path,
+    kind: str,
+    opts: PublishOptions,
+    rep: Reporter,
+    *,
+    own: bool,
+    remote_url: str | None = None,
+) -> PublishResult:
+    m = pkg.manifest
+    pid = m.package_id
+    entries = read_entries(root)
+    current = next((e for e in entries if e.get("package_id") == pid), None)
+    pkg_rel = f"packages/{pid}"
+    old_manifest_bytes = b""
+    previous: str | None = None
+    if current is not None:
+        manifest_rel = str(current.get("manifest_path", f"{pkg_rel}/{MANIFEST}"))
+        old_path = safe_join(root, manifest_rel, "manifest path")
+        if old_path.is_file():
+            old_manifest_bytes = old_path.read_bytes()
+            previous = parse_manifest(old_manifest_bytes, source=manifest_rel).version
+    rules.check_version(pid, m.version, previous)
+    if current is None:
+        rules.check_new_name(pid, [str(e.get("package_id")) for e in entries], opts.force)
+    existing_tier = str(current.get("trust_tier", "community")) if current is not None else None
+    tier = rules.decide_tier(pid, existing_tier, opts.trust, own_registry=own)
+    result = PublishResult(
+        pid, m.version, remote_url or str(root), kind, tier, previous, opts.dry_run
+    )
+    result.warnings = list(pkg.warnings) + _dependency_warnings(root, entries, m)
+    result.files = [f.__dict__ for f in m.files or ()]
+
+    new_entry = {
+        **(current or {}),
+        "package_id": pid,
+        "trust_tier": tier,
+        "source_kind": m.source_kind,
+        "manifest_path": f"{pkg_rel}/{MANIFEST}",
+    }
+    new_entries = [e for e in entries if e.get("package_id") != pid] + [new_entry]
+    old_index = (root / INDEX).read_bytes()
+    new_index = index_bytes(new_entries)
+    result.diff = {
+        INDEX: _diff(old_index, new_index, INDEX),
+        f"{pkg_rel}/{MANIFEST}": _diff(old_manifest_bytes, pkg.data, f"{pkg_rel}/{MANIFEST}"),
+    }
+    if opts.dry_run:
+        return result
+
+    rep.stage(f"writing {pid} {m.version}", total=len(result.files))
+    _install_package(pkg, root, pkg_rel)
+    atomic_write_bytes(root / INDEX, new_index)
+    if kind == "folder":
+        return result
+    repo = gitops.pygit2.Repository(str(root))
+    author = gitops.author_for(repo, opts.author_name, opts.author_email)
+    message = opts.message or f"Publish {pid} {m.version}"
+    result.commit = gitops.commit_paths(repo, [pkg_rel, INDEX], message, author)
+    if kind == "remote":
+        assert remote_url is not None
+        author_name, pkg_name = pid.split("/")
+        result.branch = f"publish/{author_name}/{pkg_name}/{m.version}"
+        rep.stage(f"pushing {result.branch}")
+        gitops.push_branch(repo, remote_url, result.branch, result.commit)
+    return result
+
+
+def _install_package(pkg: LocalPackage, root: Path, pkg_rel: str) -> None:
+    """Copy the listed files into a hidden staging folder, re-verifying each hash, then swap."""
+    final = safe_join(root, pkg_rel, "package folder")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = final.parent / f".{final.name}.publish-{os.getpid()}"
+    old = final.parent / f".{final.name}.old-{os.getpid()}"
+    remove_tree(stage)
+    try:
+        for f in pkg.manifest.files or ():
+            dest = stage / f.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pkg.root / f.path, dest)
+            os.chmod(dest, 0o755 if f.executable else 0o644)
+            sha, size = sha256_file(dest)
+            if sha != f.sha256 or size != f.size:
+                raise IntegrityError(
+                    f"{f.path} changed while publishing",
+                    hint="run `ontoskills pack` again, then publish",
+                )
+        atomic_write_bytes(stage / MANIFEST, pkg.data)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(stage, final)
+    finally:
+        remove_tree(stage)
+        remove_tree(old)
+
+
+def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:
+    own = {s.id for s in m.skills}
+    wanted = sorted({d for s in m.skills for d in s.depends_on if d not in own})
+    if not wanted:
+        return []
+    found: dict[str, str] = {}
+    for e in entries:
+        if e.get("package_id") == m.package_id:
+            continue
+        with contextlib.suppress(Exception):  # a broken neighbour is `registry verify`'s job
+            path = safe_join(root, str(e.get("manifest_path")), "manifest path")
+            other = parse_manifest(path.read_bytes(), source=str(path))
+            for s in other.skills:
+                found.setdefault(s.id, other.package_id)
+    out = []
+    for dep in wanted:
+        if dep in found:
+            out.append(f"dependency {dep} resolves to {found[dep]}/{dep} (another package)")
+        else:
+            out.append(f"dependency {dep} is not in this package or the registry (unresolved)")
+    return out
+
+
+def _diff(old: bytes, new: bytes, name: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.decode("utf-8", "replace").splitlines(keepends=True),
+            new.decode("utf-8", "replace").splitlines(keepends=True),
+            fromfile=f"a/{name}" if old else "/dev/null",
+            tofile=f"b/{name}",
+        )
+    )

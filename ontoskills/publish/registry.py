@@ -1,0 +1,90 @@
+"""A registry folder as publish writes it: index.json (sorted, stable) and `registry init`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import jsonio, limits
+from ..errors import FormatError, UsageError
+from ..fsutil import atomic_write_bytes
+from ..manifest import parse_index
+from . import gitops
+
+INDEX = "index.json"
+ENTRY_KEYS = ("package_id", "trust_tier", "source_kind", "manifest_path")
+
+README = """# {name}
+
+An OntoSkills registry in the OntoStore format, maintained with `ontoskills`.
+
+```
+index.json                      {{"packages": [{{package_id, trust_tier, manifest_path, ...}}]}}
+packages/<author>/<pkg>/package.json  manifest, with a `files` array of sha256 hashes
+packages/<author>/<pkg>/...           Turtle modules, intents.json, assets
+```
+
+Publish a package (validated, hashed, committed):
+
+    ontoskills publish ./my-package --registry {location}
+
+Check the whole registry (every manifest, module and hash):
+
+    ontoskills registry verify {location}
+
+Install from it:
+
+    ontoskills --registry {location} install <author>/<package>
+"""
+
+
+def read_entries(root: Path) -> list[dict[str, Any]]:
+    """The raw index entries (unknown fields kept); validated with the client's parser."""
+    path = root / INDEX
+    if not path.is_file():
+        raise UsageError(
+            f"{root} has no index.json",
+            hint=f"create a registry with `ontoskills registry init {root}`",
+        )
+    data = path.read_bytes()
+    parse_index(data, source=str(path))
+    raw = jsonio.loads(data, source=str(path), max_bytes=limits.MAX_INDEX_BYTES)
+    packages = raw.get("packages") if isinstance(raw, dict) else None
+    if not isinstance(packages, list):
+        raise FormatError(f"{path}: missing 'packages' list")
+    return [dict(e) for e in packages]
+
+
+def index_bytes(entries: list[dict[str, Any]]) -> bytes:
+    """Sorted by package id, known keys first in a fixed order: the same input, same bytes."""
+    out = []
+    for e in sorted(entries, key=lambda x: str(x.get("package_id", ""))):
+        known = {k: e[k] for k in ENTRY_KEYS if k in e}
+        extra = {k: e[k] for k in sorted(e) if k not in ENTRY_KEYS}
+        out.append({**known, **extra})
+    return (json.dumps({"packages": out}, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def init_registry(
+    path: Path, *, git: bool = True, author: gitops.Author | None = None
+) -> str | None:
+    """Create an empty registry; returns the initial commit (None without git)."""
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
+    path.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path / INDEX, index_bytes([]))
+    name = path.resolve().name or "registry"
+    atomic_write_bytes(
+        path / "README.md", README.format(name=name, location=str(path)).encode("utf-8")
+    )
+    (path / "packages").mkdir(exist_ok=True)
+    if not git:
+        return None
+    repo = gitops.init_repo(path)
+    return gitops.commit_paths(
+        repo,
+        [INDEX, "README.md"],
+        "Initialize OntoSkills registry",
+        author or gitops.author_for(repo),
+    )

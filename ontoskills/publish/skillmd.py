@@ -1,0 +1,279 @@
+"""`pack --from-skill-md`: SKILL.md folders -> minimal valid OntoSkills Turtle.
+
+For authors without the OntoSkills compiler. Each `SKILL.md` (YAML frontmatter + markdown)
+becomes `<its folder>/ontoskill.ttl` holding one `oc:Skill` node with the identifier, name,
+description, category, aliases, `oc:resolvesIntent` and `oc:dependsOnSkill` from the
+frontmatter, and the markdown body as ordered sections of typed text blocks (paragraphs,
+code, lists, quotes), in the vocabulary the compiler uses. What it leaves out compared with
+the full compiler is listed in docs/PUBLISHING.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from .. import limits
+from ..errors import FormatError, UsageError
+from ..fsutil import atomic_write_bytes, remove_tree
+from ..safety import check_name, split_package_id
+from .files import MANIFEST, walk_package
+from .pack import MAIN, PackResult, _existing, pack
+from .turtle import DCTERMS, OC, RDF_TYPE, dependency_iri
+
+SKILL_MD = "SKILL.md"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+PREFIXES = {"oc": OC, "dcterms": DCTERMS, "xsd": XSD}
+
+
+@dataclass(frozen=True)
+class SkillMd:
+    id: str
+    description: str
+    category: str
+    intents: tuple[str, ...]
+    aliases: tuple[str, ...]
+    depends_on: tuple[str, ...]
+    body: str
+
+
+def _str_list(meta: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = meta.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise FormatError(f"{where}: frontmatter {key!r} must be a list of strings")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def parse_skill_md(text: str, where: str) -> SkillMd:
+    m = _FRONTMATTER.match(text)
+    if not m:
+        raise FormatError(
+            f"{where}: no YAML frontmatter",
+            hint="start the file with ---, name:, description:, ---",
+        )
+    try:
+        meta = yaml.safe_load(m[1]) or {}
+    except yaml.YAMLError as exc:
+        raise FormatError(f"{where}: invalid YAML frontmatter ({exc})".splitlines()[0]) from None
+    if not isinstance(meta, dict):
+        raise FormatError(f"{where}: frontmatter must be a mapping")
+    name = check_name(meta.get("name"), f"skill name in {where}")
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise FormatError(f"{where}: frontmatter needs a non-empty 'description'")
+    deps = _str_list(meta, "depends_on", where)
+    for dep in deps:
+        check_name(dep, f"dependency in {where}")
+    category = meta.get("category", "general")
+    return SkillMd(
+        id=name,
+        description=" ".join(description.split()),
+        category=category if isinstance(category, str) else "general",
+        intents=_str_list(meta, "intents", where),
+        aliases=_str_list(meta, "aliases", where),
+        depends_on=deps,
+        body=text[m.end() :],
+    )
+
+
+class _Graph:
+    """Triples with deterministic blank-node ids, serialized in insertion order."""
+
+    def __init__(self) -> None:
+        self.triples: list[ox.Triple] = []
+        self._n = 0
+
+    def bnode(self) -> ox.BlankNode:
+        self._n += 1
+        return ox.BlankNode(f"b{self._n}")
+
+    def add(self, s: ox.NamedNode | ox.BlankNode, p: str, o: object) -> None:
+        pred = ox.NamedNode(p if p.startswith("http") else OC + p)
+        if isinstance(o, bool):
+            obj: Any = ox.Literal("true" if o else "false", datatype=ox.NamedNode(XSD + "boolean"))
+        elif isinstance(o, int):
+            obj = ox.Literal(str(o), datatype=ox.NamedNode(XSD + "integer"))
+        elif isinstance(o, str):
+            obj = ox.Literal(o)
+        else:
+            obj = o
+        self.triples.append(ox.Triple(s, pred, obj))
+
+    def typed(self, cls: str) -> ox.BlankNode:
+        node = self.bnode()
+        self.triples.append(ox.Triple(node, RDF_TYPE, ox.NamedNode(OC + cls)))
+        return node
+
+
+def skill_iri(package_id: str, skill_id: str) -> str:
+    author, pkg = package_id.split("/")
+    return OC + re.sub(r"[^A-Za-z0-9_]", "_", f"skill_{author}_{pkg}_{skill_id}")
+
+
+def _block(g: _Graph, tokens: list[Token], i: int, lines: list[str], order: int) -> ox.BlankNode:
+    tok = tokens[i]
+    raw = "\n".join(lines[tok.map[0] : tok.map[1]]).strip() if tok.map else tok.content
+    if tok.type == "paragraph_open":
+        node = g.typed("Paragraph")
+        g.add(node, "blockType", "paragraph")
+        g.add(node, "textContent", tokens[i + 1].content)
+    elif tok.type in ("fence", "code_block"):
+        node = g.typed("CodeExample")
+        g.add(node, "blockType", "code_block")
+        g.add(node, "codeContent", tok.content)
+        g.add(node, "codeLanguage", tok.info.strip())
+    elif tok.type in ("bullet_list_open", "ordered_list_open"):
+        node = g.typed("BulletList")
+        g.add(node, "blockType", "bullet_list")
+        level, n = tok.level + 1, 0
+        for t in tokens[i + 1 :]:
+            if t.type == "list_item_open" and t.level == level and t.map:
+                n += 1
+                text = "\n".join(lines[t.map[0] : t.map[1]]).strip()
+                item = g.typed("BulletItem")
+                g.add(item, "blockType", "bullet_item")
+                g.add(item, "itemOrder", n)
+                g.add(item, "itemText", _LIST_MARKER.sub("", text, count=1))
+                g.add(node, "hasItem", item)
+            elif t.type == tok.type.replace("_open", "_close") and t.level == tok.level:
+                break
+    elif tok.type == "blockquote_open":
+        node = g.typed("BlockQuote")
+        g.add(node, "blockType", "blockquote")
+        g.add(node, "quoteContent", re.sub(r"(?m)^\s*> ?", "", raw))
+    else:  # tables, html, rules: kept as their markdown text
+        node = g.typed("Paragraph")
+        g.add(node, "blockType", "paragraph")
+        g.add(node, "textContent", raw)
+    g.add(node, "contentOrder", order)
+    return node
+
+
+def skill_turtle(package_id: str, skill: SkillMd) -> bytes:
+    """The Turtle module for one SKILL.md (deterministic bytes)."""
+    g = _Graph()
+    s = ox.NamedNode(skill_iri(package_id, skill.id))
+    g.triples.append(ox.Triple(s, RDF_TYPE, ox.NamedNode(OC + "Skill")))
+    g.add(s, DCTERMS + "identifier", skill.id)
+    g.add(s, "hasName", skill.id)
+    g.add(s, "hasDescription", skill.description)
+    g.add(s, "hasCategory", skill.category)
+    for alias in skill.aliases:
+        g.add(s, "hasAlias", alias)
+    for intent in skill.intents:
+        g.add(s, "resolvesIntent", intent)
+    for dep in skill.depends_on:
+        g.add(s, "dependsOnSkill", ox.NamedNode(dependency_iri(dep)))
+    lines = skill.body.splitlines()
+    tokens = MarkdownIt("commonmark").enable("table").parse(skill.body)
+    section: ox.BlankNode | None = None
+    order = block_order = 0
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level == 0 and tok.type == "heading_open":
+            section, block_order = None, 0
+            order += 1
+            section = g.typed("Section")
+            g.add(section, "sectionTitle", tokens[i + 1].content)
+            g.add(section, "sectionLevel", int(tok.tag[1:]))
+            g.add(section, "sectionOrder", order)
+            g.add(s, "hasSection", section)
+            i += 3
+            continue
+        if tok.level == 0 and (
+            tok.nesting == 1 or tok.type in ("fence", "code_block", "html_block", "hr")
+        ):
+            if section is None:  # text before the first heading
+                section = g.typed("Section")
+                g.add(section, "sectionTitle", "")
+                g.add(section, "sectionLevel", 0)
+                g.add(section, "sectionOrder", 0)
+                g.add(s, "hasSection", section)
+            block_order += 1
+            g.add(section, "hasContent", _block(g, tokens, i, lines, block_order))
+        i += 1
+    out = ox.serialize(g.triples, format=ox.RdfFormat.TURTLE, prefixes=PREFIXES)
+    return out if isinstance(out, bytes) else b""
+
+
+def convert(
+    src: Path,
+    out: Path | None = None,
+    *,
+    package_id: str | None = None,
+    version: str | None = None,
+    description: str | None = None,
+    write: bool = True,
+) -> PackResult:
+    """Write `ontoskill.ttl` for every SKILL.md under src (into out, default src), then pack."""
+    old = _existing(src)
+    pid = package_id or old.get("package_id")
+    if not isinstance(pid, str):
+        raise UsageError(f"{src}: no package id", hint="pass --id author/package")
+    split_package_id(pid, "package id")
+    target = out or src
+    sources = [p for p in walk_package(src) if p.rsplit("/", 1)[-1] == SKILL_MD]
+    if not sources:
+        raise UsageError(f"{src}: no SKILL.md found", hint="one folder per skill, each a SKILL.md")
+    modules: dict[str, bytes] = {}
+    seen: dict[str, str] = {}
+    for rel in sources:
+        data = (src / rel).read_bytes()
+        if len(data) > limits.MAX_FILE_BYTES:
+            raise FormatError(f"{rel}: over the per-file limit")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FormatError(f"{rel}: not valid UTF-8") from None
+        skill = parse_skill_md(text, rel)
+        if skill.id in seen:
+            raise FormatError(f"skill name {skill.id!r} is used by {seen[skill.id]} and {rel}")
+        seen[skill.id] = rel
+        folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+        modules[folder + MAIN] = skill_turtle(pid, skill)
+    if not write:
+        return PackResult(target, {"package_id": pid, "modules": sorted(modules)}, b"", [])
+    if target.resolve() != src.resolve():
+        _prepare_out(target)
+        for rel in walk_package(src, exclude=frozenset({SKILL_MD})):
+            dest = target / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, dest)
+    for rel, data in modules.items():
+        dest = target / rel
+        if not dest.is_file() or dest.read_bytes() != data:
+            atomic_write_bytes(dest, data)
+    return pack(
+        target,
+        package_id=pid,
+        version=version or old.get("version"),
+        description=description if description is not None else old.get("description"),
+        exclude=frozenset({SKILL_MD}),
+    )
+
+
+def _prepare_out(out: Path) -> None:
+    """An output folder must be new, empty, or a previous pack output (replaced whole)."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / MANIFEST).is_file():
+            raise UsageError(
+                f"{out} is not empty and holds no package.json",
+                hint="choose a new or empty --out folder",
+            )
+        remove_tree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o755)

@@ -1,0 +1,391 @@
+"""A registry served as static files over HTTP(S) (GitHub Pages, S3, any web server).
+
+One httpx.Client (thread-safe) serves the parallel fetcher. Every GET retries on connection
+errors, 429 and 5xx with backoff + jitter (Retry-After wins, capped), follows redirects itself
+so a token never reaches another host, and streams the body to its sink while counting the
+decoded bytes against max_bytes (gzip is inflated in bounded steps). Each URL's ETag /
+Last-Modified and body digest are kept under cache.http_dir so the next run revalidates
+(304) instead of downloading, and --offline can use the cache alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote, urljoin, urlsplit
+
+import httpx
+
+from .. import __version__, limits
+from ..config import RegistryConfig
+from ..errors import (
+    AuthError,
+    FormatError,
+    LimitExceededError,
+    NetworkError,
+    NotFoundError,
+)
+from ..fsutil import CHUNK
+from ..manifest import parse_index
+from ..safety import check_relpath
+from ._auth import Token, auth_hint, check_transport, token_for
+from ._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from .base import IndexSnapshot, RemoteFile, SourceOptions
+
+T = TypeVar("T")
+MAX_REDIRECTS = 5
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class _Retryable(Exception):
+    """A response we may retry: a 429/5xx status or a body cut short."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class _StaleCache(Exception):
+    """A 304 for a cached body that is gone or corrupt: ask again unconditionally."""
+
+
+@dataclass(frozen=True)
+class _Meta:
+    etag: str | None
+    last_modified: str | None
+    sha256: str
+    size: int
+
+
+def _display(url: str) -> str:
+    """host + path, without userinfo or query (which may carry secrets)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or ''}{parts.path}"
+
+
+class HttpSource:
+    is_local = False
+
+    def __init__(self, config: RegistryConfig, options: SourceOptions) -> None:
+        self.config = config
+        self.options = options
+        base = config.url.split("#", 1)[0]
+        if base.endswith("/index.json"):
+            base = base[: -len("index.json")]
+        elif not base.endswith("/"):
+            base += "/"
+        check_transport(base, options.allow_insecure_http, f"registry {config.name}")
+        self.base = base
+        self.host = urlsplit(base).hostname or ""
+        self.env = options.env or dict(os.environ)
+        self.policy = RetryPolicy.from_env(options.retries)
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+        self._closed = threading.Event()
+
+    # plumbing ---------------------------------------------------------------------
+    @property
+    def client(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                timeout = httpx.Timeout(self.options.timeout, connect=min(self.options.timeout, 15))
+                pool = max(4, self.options.parallel + 2)
+                self._client = httpx.Client(
+                    timeout=timeout,
+                    follow_redirects=False,  # we follow them ourselves: tokens stay home
+                    limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+                    headers={"User-Agent": f"ontoskills/{__version__}", "Accept-Encoding": "gzip"},
+                )
+            return self._client
+
+    def url(self, relpath: str) -> str:
+        check_relpath(relpath, "registry path")
+        return self.base + quote(relpath, safe="/")
+
+    def _meta_path(self, url: str) -> Path:
+        return self.options.cache.http_dir / (hashlib.sha256(url.encode()).hexdigest() + ".json")
+
+    def _load_meta(self, url: str) -> _Meta | None:
+        try:
+            raw = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
+            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], int(raw["size"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _save_meta(self, url: str, resp: httpx.Response, sha: str, size: int) -> None:
+        # Saved even without validators: --offline still needs to know what this URL served.
+        etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
+        data = {"url": url, "etag": etag, "last_modified": modified, "sha256": sha, "size": size}
+        _write_cache_file(self._meta_path(url), json.dumps(data).encode(), self.options.cache.tmp)
+
+    def _cached(self, url: str) -> tuple[_Meta, Path] | None:
+        meta = self._load_meta(url)
+        if meta is None:
+            return None
+        blob = self.options.cache.blob(meta.sha256)
+        return (meta, blob) if blob.is_file() else None
+
+    def _offline_miss(self, relpath: str) -> NetworkError:
+        return NetworkError(
+            f"offline: {relpath} from {self.host} is not in the cache",
+            hint="run the same command once without --offline to fill the cache",
+        )
+
+    # requests -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _open(
+        self, url: str, headers: dict[str, str]
+    ) -> Iterator[tuple[httpx.Response, Token | None]]:
+        """GET with redirects followed by hand; each hop gets only the token for its host."""
+        for _ in range(MAX_REDIRECTS + 1):
+            token = token_for(url, self.base, self.env)
+            hop = dict(headers)
+            if token is not None:
+                hop["Authorization"] = f"Bearer {token.value}"
+            resp = self.client.send(self.client.build_request("GET", url, headers=hop), stream=True)
+            if resp.status_code in _REDIRECTS and "Location" in resp.headers:
+                target = urljoin(url, resp.headers["Location"])
+                resp.close()
+                check_transport(target, self.options.allow_insecure_http, "redirect target")
+                url = target
+                continue
+            try:
+                yield resp, token
+            finally:
+                resp.close()
+            return
+        raise NetworkError(f"{self.host}: more than {MAX_REDIRECTS} redirects for {_display(url)}")
+
+    def _get(
+        self, relpath: str, headers: dict[str, str], consume: Callable[[httpx.Response], T]
+    ) -> T:
+        url = self.url(relpath)
+        last = "no response"
+        for attempt in range(self.policy.retries + 1):
+            if self._closed.is_set():
+                raise KeyboardInterrupt  # the session is shutting down (Ctrl-C)
+            retry_after = None
+            try:
+                with self._open(url, headers) as (resp, token):
+                    status = resp.status_code
+                    if status == 200 or (status == 304 and headers):
+                        return consume(resp)
+                    if status in (401, 403):
+                        raise AuthError(
+                            f"{self.host} refused access to {relpath} (HTTP {status})",
+                            hint=auth_hint(url, token),
+                        )
+                    if status in (404, 410):
+                        raise NotFoundError(
+                            f"{relpath} not found in registry {self.config.name} "
+                            f"({_display(url)}, HTTP {status})",
+                            hint="check the registry URL and that the package is published",
+                        )
+                    if status in RETRY_STATUSES or status >= 500:
+                        raise _Retryable(
+                            f"HTTP {status}", parse_retry_after(resp.headers.get("Retry-After"))
+                        )
+                    raise NetworkError(
+                        f"{self.host}: unexpected HTTP {status} for {_display(url)}",
+                        hint="check the registry URL",
+                    )
+            except _Retryable as exc:
+                last, retry_after = exc.reason, exc.retry_after
+            except _StaleCache:
+                headers = {}
+                last = "stale cache"
+                continue
+            except httpx.TransportError as exc:
+                last = type(exc).__name__
+            if attempt < self.policy.retries:
+                self._sleep(self.policy.delay(attempt, retry_after))
+        attempts = self.policy.retries + 1
+        raise NetworkError(
+            f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
+            hint="check your connection and the registry URL, or retry later; "
+            "--offline uses only what is cached",
+        )
+
+    def _sleep(self, seconds: float) -> None:
+        if self._closed.wait(seconds):
+            raise KeyboardInterrupt
+
+    def _conditional(self, cached: tuple[_Meta, Path] | None) -> dict[str, str]:
+        if cached is None:
+            return {}
+        meta = cached[0]
+        headers = {}
+        if meta.etag:
+            headers["If-None-Match"] = meta.etag
+        if meta.last_modified:
+            headers["If-Modified-Since"] = meta.last_modified
+        return headers
+
+    def _stream(
+        self, resp: httpx.Response, sink: Callable[[bytes], object], max_bytes: int, relpath: str
+    ) -> tuple[str, int]:
+        """Feed the decoded body to sink; return (sha256, size). Never beyond max_bytes."""
+        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+        decoder = None
+        if encoding in ("gzip", "x-gzip"):
+            decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            decoder = zlib.decompressobj()
+        elif encoding not in ("", "identity"):
+            raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
+        else:
+            length = resp.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > max_bytes:
+                raise LimitExceededError(
+                    f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
+                )
+        h = hashlib.sha256()
+        size = 0
+
+        def emit(data: bytes) -> None:
+            nonlocal size
+            if not data:
+                return
+            size += len(data)
+            if size > max_bytes:  # the header lied, or the body inflates too far
+                raise LimitExceededError(f"{self.config.name}: {relpath} exceeds {max_bytes} bytes")
+            h.update(data)
+            sink(data)
+
+        for raw in resp.iter_raw(CHUNK):
+            if self._closed.is_set():
+                raise KeyboardInterrupt
+            if decoder is None:
+                emit(raw)
+                continue
+            data = raw
+            while data:  # inflate at most CHUNK at a time: a gzip bomb cannot flood memory
+                emit(decoder.decompress(data, CHUNK))
+                data = decoder.unconsumed_tail
+        if decoder is not None:
+            while out := decoder.decompress(b"", CHUNK):
+                emit(out)
+            if not decoder.eof:
+                raise _Retryable("truncated compressed body")
+            emit(decoder.flush())
+        return h.hexdigest(), size
+
+    # Source protocol ------------------------------------------------------------------
+    def load_index(self) -> IndexSnapshot:
+        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
+        index = parse_index(data, source=f"{self.config.name}: index.json")
+        return IndexSnapshot(index=index, sha256=hashlib.sha256(data).hexdigest())
+
+    def read(self, relpath: str, *, max_bytes: int) -> bytes:
+        url = self.url(relpath)
+        cached = self._cached(url)
+        if self.options.offline:
+            data = _read_verified(cached)
+            if data is None:
+                raise self._offline_miss(relpath)
+            return data
+
+        def consume(resp: httpx.Response) -> bytes:
+            if resp.status_code == 304:
+                data = _read_verified(cached)
+                if data is None:
+                    raise _StaleCache
+                return data
+            buf = bytearray()
+            sha, size = self._stream(resp, buf.extend, max_bytes, relpath)
+            data = bytes(buf)
+            _store_blob(self.options.cache.blob(sha), data, self.options.cache.tmp)
+            self._save_meta(url, resp, sha, size)
+            return data
+
+        return self._get(relpath, self._conditional(cached), consume)
+
+    def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
+        url = self.url(relpath)
+        cached = self._cached(url)
+        if self.options.offline:
+            if cached is None or cached[0].size > max_bytes:
+                raise self._offline_miss(relpath)
+            result = _copy_verified(cached, dest)
+            if result is None:
+                raise self._offline_miss(relpath)
+            return result
+
+        def consume(resp: httpx.Response) -> tuple[str, int]:
+            if resp.status_code == 304:
+                result = _copy_verified(cached, dest) if cached else None
+                if result is None or result[1] > max_bytes:
+                    raise _StaleCache
+                return result
+            with open(dest, "wb") as out:  # truncates what a failed attempt left behind
+                sha, size = self._stream(resp, out.write, max_bytes, relpath)
+            self._save_meta(url, resp, sha, size)
+            return sha, size
+
+        return self._get(relpath, self._conditional(cached), consume)
+
+    def list_package(self, package_root: str) -> list[RemoteFile] | None:
+        return None  # static HTTP cannot list folders: the manifest (+ `files`) is all we know
+
+    def close(self) -> None:
+        self._closed.set()  # stop in-flight downloads at their next chunk
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+
+def _read_verified(cached: tuple[_Meta, Path] | None) -> bytes | None:
+    if cached is None:
+        return None
+    meta, blob = cached
+    try:
+        data = blob.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == meta.sha256 else None
+
+
+def _copy_verified(cached: tuple[_Meta, Path], dest: Path) -> tuple[str, int] | None:
+    meta, blob = cached
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with open(blob, "rb") as src, open(dest, "wb") as out:
+            while chunk := src.read(CHUNK):
+                h.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+    except FileNotFoundError:
+        return None
+    return (meta.sha256, size) if h.hexdigest() == meta.sha256 else None
+
+
+def _write_cache_file(path: Path, data: bytes, tmp_dir: Path) -> None:
+    """tmp + rename without fsync: cache entries are verified on use, losing one is harmless."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=tmp_dir, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _store_blob(blob: Path, data: bytes, tmp_dir: Path) -> None:
+    if not blob.exists():
+        _write_cache_file(blob, data, tmp_dir)
