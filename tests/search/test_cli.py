@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliRunner
-from tests.helpers.skills import install_synthetic
+from tests.helpers.skills import installed_home
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_search_json_shape(installed: Path, cli: CliRunner) -> None:

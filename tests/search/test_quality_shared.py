@@ -40,7 +40,7 @@ def test_dev_queries_every_mode(cli: CliRunner, env: dict[str, str], tmp_path: P
 
 
 def test_full_context_of_a_real_skill(cli: CliRunner, env: dict[str, str]) -> None:
-    install_ontostore(cli)
+    install_ontostore(cli, ["obra/superpowers"], model=False)
     ctx = service(env).context("obra/superpowers/systematic-debugging").to_json()
     assert ctx["knowledge"] and ctx["knowledge"][0]["severity"] == "CRITICAL"
     wf = next(w for w in ctx["workflows"] if w["id"] == "systematic-debugging-four-phases")

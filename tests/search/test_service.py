@@ -11,12 +11,12 @@ from ontoskills.errors import UsageError
 from ontoskills.search.service import MAX_TOP_K
 from tests.conftest import CliRunner
 from tests.helpers.registry import unit_vector
-from tests.helpers.skills import install_synthetic, place_model, service
+from tests.helpers.skills import install_synthetic, installed_home, place_model, service
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_bm25_ranking_and_matched_intents(installed: Path, env: dict[str, str]) -> None:
