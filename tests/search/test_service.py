@@ -136,3 +136,42 @@ def test_stored_vectors_of_another_dimension_turn_semantic_off(
     assert any("semantic search is off" in p for p in svc.problems)
     with pytest.raises(UsageError, match="hybrid"):
         svc.search("debug failing tests", mode="hybrid")
+
+
+def test_concurrent_search_and_refresh(installed: Path, env: dict[str, str]) -> None:
+    """The server refreshes and searches from different threads; reloads swap state whole."""
+    import threading
+
+    svc = service(env)
+    folder = Path(env["ONTOSKILLS_HOME"]) / "ontologies/mine/flip"
+    folder.mkdir(parents=True)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not stop.is_set():
+                results = svc.search("find root cause of failing tests").results
+                assert results[0].skill == "acme/devtools/debugging"
+                svc.context(results[0].skill)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    reloads = 0
+    for n in range(8):  # a local skill changes (size too, so coarse mtimes cannot hide it)
+        (folder / "ontoskill.ttl").write_text(
+            "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+            "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
+            'oc:skill_flip a oc:Skill ; dcterms:identifier "flip" ;\n'
+            f'  oc:hasDescription "v{n}{"!" * n}" .\n'
+        )
+        reloads += svc.refresh()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert reloads >= 1
+    assert svc.context("local/mine/flip").record.description == "v7!!!!!!!"
