@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..catalog.context import SkillContext, load_context
-from ..catalog.loader import build_catalog, local_skill_files
+from ..catalog.loader import build_catalog
+from ..catalog.local import local_skill_files
 from ..catalog.lockcache import load_lock
 from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
