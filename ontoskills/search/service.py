@@ -215,7 +215,8 @@ class SkillService:
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
             ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
-            save_snapshot(self.home.derived_dir, key, data)
+            if data.records or data.problems:  # an empty home stays untouched
+                save_snapshot(self.home.derived_dir, key, data)
         else:
             ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(

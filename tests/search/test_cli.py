@@ -89,3 +89,11 @@ def test_tampered_file_reported_on_stderr(
     proc = cli("search", "implementation plan", "--json", check=True)
     assert "acme/devtools/planning/ontoskill.ttl" in proc.stderr
     assert all(r["skill"] != "acme/devtools/planning" for r in json.loads(proc.stdout)["results"])
+
+
+def test_empty_home_searches_nothing_and_writes_nothing(
+    cli: CliRunner, env: dict[str, str]
+) -> None:
+    doc = json.loads(cli("search", "anything", "--json", check=True).stdout)
+    assert doc["results"] == [] and doc["mode"] == "bm25"
+    assert not Path(env["ONTOSKILLS_HOME"]).exists()
