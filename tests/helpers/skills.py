@@ -12,6 +12,7 @@ from ontoskills.paths import Home
 from ontoskills.search.service import SkillService
 from tests.conftest import CliRunner, shared_path
 from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry
+from tests.helpers.tinymodel import build_tiny_model
 
 SUB_MODULE = f"""@prefix dcterms: <http://purl.org/dc/terms/> .
 @prefix oc: <{OC}> .
@@ -74,7 +75,9 @@ def search_packages() -> list[PackageSpec]:
 def install_synthetic(cli: CliRunner, tmp_path: Path, *, with_embeddings: bool = True) -> Path:
     registry = build_registry(tmp_path / "reg", search_packages())
     args = ["--registry", str(registry), "install", "acme/devtools", "other/docs"]
-    cli(*args, *(["--with-embeddings"] if with_embeddings else []), check=True)
+    if with_embeddings:  # the synthetic vectors are 8-dim, like the tiny model
+        args += ["--model", str(build_tiny_model(tmp_path / "tiny-model"))]
+    cli(*args, check=True)
     # The lock decides what is served (install currently enables every skill it installs).
     cli("disable", "other/docs/hidden-gem", check=True)
     return registry
@@ -98,7 +101,8 @@ def install_ontostore(cli: CliRunner) -> list[dict[str, object]]:
     """Install the shared OntoStore subset with vectors, enable all; return the dev queries."""
     store = shared_path("ontostore", "index.json").parent
     ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
-    cli("--registry", str(store), "install", *ids, "--with-embeddings", check=True)
+    models = shared_path("models", "model.onnx").parent
+    cli("--registry", str(store), "install", *ids, "--model", str(models), check=True)
     cli("enable", *ids, check=True)
     lines = shared_path("queries-dev.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]

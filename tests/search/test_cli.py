@@ -13,7 +13,7 @@ from tests.helpers.skills import install_synthetic
 
 @pytest.fixture
 def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
 
 
 def test_search_json_shape(installed: Path, cli: CliRunner) -> None:

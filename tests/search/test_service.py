@@ -14,7 +14,7 @@ from tests.helpers.skills import install_synthetic, place_model, service
 
 @pytest.fixture
 def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
 
 
 def test_bm25_ranking_and_matched_intents(installed: Path, env: dict[str, str]) -> None:
@@ -107,9 +107,10 @@ def test_semantic_and_hybrid_with_the_real_model(
 
 
 def test_stored_vectors_of_another_dimension_turn_semantic_off(
-    installed: Path, env: dict[str, str]
+    cli: CliRunner, tmp_path: Path, env: dict[str, str]
 ) -> None:
-    place_model(env)  # 384-dim model, 8-dim stored test vectors
+    install_synthetic(cli, tmp_path)  # 8-dim stored vectors, 8-dim tiny model
+    place_model(env)  # replaced by the 384-dim model behind the lock's back
     svc = service(env)
     assert svc.search("debug failing tests").mode == "bm25"
     assert any("semantic search is off" in p for p in svc.problems)
