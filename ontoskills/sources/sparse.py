@@ -55,7 +55,12 @@ class SparseIndex(RegistryIndex):
 
     def get(self, package_id: str) -> IndexEntry | None:
         if package_id not in self._cache:
-            self._cache[package_id] = self._read_entry(package_id)
+            entry = self._read_entry(package_id)
+            if entry is None:
+                # A miss is a typo or a publisher that updated index.json but not the sparse
+                # files yet: the full index decides (and feeds "did you mean").
+                entry = self._all().get(package_id)
+            self._cache[package_id] = entry
         return self._cache[package_id]
 
     def _read_entry(self, package_id: str) -> IndexEntry | None:

@@ -123,3 +123,11 @@ def test_http_offline_uses_cached_sparse_entries(cli: CliRunner, tmp_path: Path)
         cli("--registry", srv.url, "install", "acme/design", check=True)
         cli("--registry", srv.url, "remove", "acme/design", check=True)
         cli("--offline", "--registry", srv.url, "install", "acme/design", check=True)
+
+
+def test_a_package_missing_from_stale_sparse_files_is_found_in_the_full_index(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    reg = _registry(tmp_path / "reg")
+    (reg / "index/acme/devtools.json").unlink()  # published to index.json only
+    cli("--registry", str(reg), "install", "acme/devtools", check=True)
