@@ -131,3 +131,29 @@ def test_a_package_missing_from_stale_sparse_files_is_found_in_the_full_index(
     reg = _registry(tmp_path / "reg")
     (reg / "index/acme/devtools.json").unlink()  # published to index.json only
     cli("--registry", str(reg), "install", "acme/devtools", check=True)
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_publish_keeps_a_sparse_registry_in_step(git: bool, cli: CliRunner, tmp_path: Path) -> None:
+    from ontoskills.publish.registry import init_registry
+    from tests.publish.conftest import AUTHOR, GIT_ENV, make_package
+
+    reg = tmp_path / "registry"
+    init_registry(reg, git=git, author=AUTHOR if git else None)
+    write_sparse_index(reg)  # the registry opts in
+    if git:
+        commit_all(reg, "sparse index")
+    proc = cli("publish", str(make_package(tmp_path)), "--registry", str(reg), extra_env=GIT_ENV)
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads((reg / "index/acme/tools.json").read_text())
+    assert entry["manifest_path"] == "packages/acme/tools/package.json"
+    config = json.loads((reg / CONFIG).read_text())
+    assert config["packages"] == 1
+    if git:
+        import pygit2
+
+        repo = pygit2.Repository(str(reg))
+        assert repo.status() == {} or all(not p.startswith("index/") for p in repo.status()), (
+            repo.status()
+        )
+    cli("--home", str(tmp_path / "h"), "--registry", str(reg), "install", "acme/tools", check=True)
