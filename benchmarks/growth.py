@@ -55,18 +55,36 @@ def synth_registry(root: Path, n: int) -> Path:
     return root
 
 
+# ru_maxrss of a child counts the parent's pages at fork time (Linux keeps the pre-exec
+# high-water mark), and this parent holds a 100k-entry registry. So each child reports its
+# own VmHWM at exit through a sitecustomize hook instead.
+SITECUSTOMIZE = """
+import atexit, os
+def _hwm():
+    path = os.environ.get("GROWTH_HWM_FILE")
+    if path:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                open(path, "w").write(line.split()[1])
+atexit.register(_hwm)
+"""
+
+
 def measure(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stdout) of a child process."""
+    hwm = Path(env["GROWTH_HOOK_DIR"]) / "hwm"
+    hwm.unlink(missing_ok=True)
     t = time.perf_counter()
-    proc = subprocess.Popen(
-        args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+    proc = subprocess.run(
+        args,
+        env={**env, "GROWTH_HWM_FILE": str(hwm)},
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
     )
-    out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{args} failed:\n{err.decode()}")
-    return wall, usage.ru_maxrss / 1024, out.decode()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{args} failed:\n{proc.stderr.decode()}")
+    return wall, int(hwm.read_text()) / 1024, proc.stdout.decode()
 
 
 PARSE = """
@@ -134,8 +152,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000,100000")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     with tempfile.TemporaryDirectory(prefix="ontoskills-growth-") as tmp:
+        hook = Path(tmp) / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{hook}{os.pathsep}{REPO}",
+            "GROWTH_HOOK_DIR": str(hook),
+            "NO_COLOR": "1",
+        }
         base_rss = python_baseline(env)
         rows = [row(int(n), Path(tmp), env) for n in args.sizes.split(",")]
     print(f"python + ontoskills import: {base_rss:.0f} MB RSS")
