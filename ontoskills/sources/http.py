@@ -97,6 +97,8 @@ class HttpSource:
     @property
     def client(self) -> httpx.Client:
         with self._client_lock:
+            if self._closed.is_set():  # never reopen behind close(): Ctrl-C is under way
+                raise KeyboardInterrupt
             if self._client is None:
                 timeout = httpx.Timeout(self.options.timeout, connect=min(self.options.timeout, 15))
                 pool = max(4, self.options.parallel + 2)

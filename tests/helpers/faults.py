@@ -65,6 +65,9 @@ class _Rule:
 
 
 class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # parallel clients must not see dropped SYNs
+
     def handle_error(self, request: object, client_address: object) -> None:
         pass  # clients we SIGKILL or cut off mid-request are the point, not news
 
@@ -81,6 +84,7 @@ class FaultServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else Nagle + delayed ACK add 40 ms per request
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -89,7 +93,6 @@ class FaultServer:
                 server._handle(self)
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
