@@ -82,8 +82,11 @@ class RichReporter:
 
     def __init__(self, out: Output) -> None:
         self.out = out
-        # Bars only for a person watching a terminal: never under --quiet or CI.
-        self.show = not out.app.quiet and out.err.is_terminal and not in_ci()
+        # Bars only for a person watching a terminal: never under --quiet or CI, and not
+        # with colour off either (a live bar needs cursor escapes; stages become plain lines).
+        self.show = (
+            not out.app.quiet and out.err.is_terminal and not in_ci() and not color_off(out.app)
+        )
         self._progress: Progress | None = None
         self._task: Any = None
 
