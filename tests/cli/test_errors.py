@@ -83,6 +83,9 @@ def test_malformed_lock_is_exit_3(cli: CliRunner, env: dict[str, str]) -> None:
         proc = cli(*args)
         assert_error(proc, 3, json_doc="--json" in args)
         assert "merge-conflict" in proc.stderr
+    doctor = cli("doctor", "--json")  # a report, not an error: exit 3 and the reason inside
+    assert doctor.returncode == 3
+    assert "merge-conflict" in json.loads(doctor.stdout)["lock_error"]
 
 
 def test_home_that_is_a_file_is_a_clear_error_not_a_traceback(
