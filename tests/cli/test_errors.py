@@ -147,3 +147,11 @@ def test_keyboard_interrupt_exits_130(env: dict[str, str], tmp_path: Path) -> No
     assert "interrupted" in err
     assert out == ""
     assert not (home.root / "ontologies/author/acme/devtools").exists()
+
+
+def test_cache_clean_refuses_a_file(cli: CliRunner, tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    proc = cli("cache", "clean", extra_env={"ONTOSKILLS_CACHE_DIR": str(target)})
+    assert_error(proc, 2, json_doc=False)
+    assert target.read_text() == "keep me"
