@@ -97,3 +97,15 @@ def test_version(cli: CliRunner) -> None:
 
     proc = cli("--version", check=True)
     assert proc.stdout == f"ontoskills {__version__}\n"
+
+
+# `serve` speaks MCP on stdout: neither a JSON report nor a quiet mode applies to it.
+NO_REPORT = {"serve"}
+
+
+@pytest.mark.parametrize(("path", "cmd"), ALL, ids=[p for p, _ in ALL])
+def test_every_verb_takes_json_and_quiet_after_it(path: str, cmd: object) -> None:
+    """The synopsis `COMMAND [ARGS] [--json] [--quiet]` holds for every verb."""
+    if path in NO_REPORT:
+        pytest.skip("MCP stdio server")
+    assert {"--json", "--quiet", "-q"} <= set(option_names(cmd)), path
