@@ -26,6 +26,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "doctor",
     "cache",
     "registry",
+    "search",
+    "show",
     "export_embeddings",
     "serve",
     "mcp_config",

@@ -78,8 +78,9 @@ class _Builder:
             self.problems.append(f"{label}: {exc}")
             return None
 
-    def add_intents_file(self, path: Path, label: str, folder_modules: list[_Module],
-                         fallback: int | None) -> None:
+    def add_intents_file(
+        self, path: Path, label: str, folder_modules: list[_Module], fallback: int | None
+    ) -> None:
         try:
             parsed = parse_intents(path.read_bytes(), source=label)
         except (OSError, OntoskillsError) as exc:
@@ -252,16 +253,19 @@ def _add_package(b: _Builder, pkg: LockedPackage, verification: Verification) ->
         rec.modules.insert(0, rec.main_module)
         folder = _folder(rec.main_module)
         rec.assets = [
-            p for p in good
-            if _within(p, folder) and not p.endswith(".ttl")
+            p
+            for p in good
+            if _within(p, folder)
+            and not p.endswith(".ttl")
             and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
         ]
     for path in good:
         if PurePosixPath(path).name != INTENTS_FILE:
             continue
         folder = _folder(path)
-        in_folder = [m for m in b.modules if b.records[m.owner].package == pid
-                     and _folder(m.path) == folder]
+        in_folder = [
+            m for m in b.modules if b.records[m.owner].package == pid and _folder(m.path) == folder
+        ]
         fallback = next((i for s, i in by_depth if _within(path, s.dir)), None)
         b.add_intents_file(root / path, f"{pid}/{path}", in_folder, fallback)
 
@@ -304,16 +308,28 @@ def _add_local(b: _Builder, files: list[Path]) -> None:
             continue
         # Files of this skill: below its folder but not inside a nested local skill.
         mine = [
-            p for p in files if folder in p.parents
+            p
+            for p in files
+            if folder in p.parents
             and not any(d in main_dirs for d in p.parents if folder in d.parents)
         ]
         idx = b.new_record(
             SkillRecord(
-                key=f"local/{group}/{skill}", package=f"local/{group}", skill_id=skill,
-                identifier=head.identifier or skill, iri=head.iri, trust_tier=LOCAL_TIER,
-                root=str(folder), main_module="ontoskill.ttl", description=head.description,
-                category=head.category, nature=head.nature, name=head.name or skill,
-                aliases=head.aliases, intents=head.intents, modules=["ontoskill.ttl"],
+                key=f"local/{group}/{skill}",
+                package=f"local/{group}",
+                skill_id=skill,
+                identifier=head.identifier or skill,
+                iri=head.iri,
+                trust_tier=LOCAL_TIER,
+                root=str(folder),
+                main_module="ontoskill.ttl",
+                description=head.description,
+                category=head.category,
+                nature=head.nature,
+                name=head.name or skill,
+                aliases=head.aliases,
+                intents=head.intents,
+                modules=["ontoskill.ttl"],
             )
         )
         if idx is None:
@@ -333,8 +349,9 @@ def _add_local(b: _Builder, files: list[Path]) -> None:
                 rec.assets.append(relp)
         b.modules.extend(modules)
         if (folder / INTENTS_FILE).is_file():
-            b.add_intents_file(folder / INTENTS_FILE, f"local/{rel.as_posix()}/{INTENTS_FILE}",
-                               modules, idx)
+            b.add_intents_file(
+                folder / INTENTS_FILE, f"local/{rel.as_posix()}/{INTENTS_FILE}", modules, idx
+            )
 
 
 def build_catalog(

@@ -53,6 +53,9 @@ class CatalogData:
     problems: list[str]
     schema: dict[str, Any]
     derived_vectors: int = 0  # how many rows were encoded by us (modules without vectors)
+    # BM25 token lists per record, computed once at build time and kept in the snapshot
+    # (tokenizing thousands of skills dominated start-up).
+    documents: list[list[str]] = field(default_factory=list)
 
     @property
     def has_vectors(self) -> bool:

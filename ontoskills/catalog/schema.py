@@ -20,7 +20,7 @@ _HIDDEN = {"http://www.w3.org/ns/prov#wasDerivedFrom"}
 def compact(iri: str) -> str | None:
     for prefix, ns in PREFIXES.items():
         if iri.startswith(ns) and len(iri) > len(ns):
-            return f"{prefix}:{iri[len(ns):]}"
+            return f"{prefix}:{iri[len(ns) :]}"
     return None
 
 

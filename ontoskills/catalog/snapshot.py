@@ -18,7 +18,7 @@ import numpy as np
 from ..fsutil import atomic_write_bytes
 from .model import CatalogData, SkillRecord
 
-FORMAT = 1
+FORMAT = 2  # bump when the record layout or the tokenizer changes
 _DIR = "search-index"
 
 
@@ -54,6 +54,7 @@ def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
             problems=list(meta["problems"]),
             schema=dict(meta["schema"]),
             derived_vectors=int(meta.get("derived_vectors", 0)),
+            documents=[list(d) for d in meta.get("documents", [])],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent or damaged: rebuild
@@ -71,6 +72,7 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         "problems": data.problems,
         "schema": data.schema,
         "derived_vectors": data.derived_vectors,
+        "documents": data.documents,
     }
     buf = io.BytesIO()
     np.save(buf, data.vectors, allow_pickle=False)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import EXIT_INTERRUPTED, OntoskillsError
+from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
 from ._context import AppContext, in_ci
 
 SCHEMA_VERSION = 1
@@ -136,6 +136,10 @@ def run(app: AppContext, fn: Callable[[Output], T]) -> T:
     except OntoskillsError as exc:
         render_error(out, exc)
         raise typer.Exit(exc.exit_code) from None
+    except OSError as exc:  # disk full, read-only home: the transaction already rolled back
+        err = from_os_error(exc)
+        render_error(out, err)
+        raise typer.Exit(err.exit_code) from None
     except KeyboardInterrupt:
         out.err.print("[red]interrupted[/red]: nothing was changed that was not finished")
         raise typer.Exit(EXIT_INTERRUPTED) from None

@@ -23,6 +23,12 @@ from .place import link_or_copy
 
 MODEL_FILES = ("model.onnx", "tokenizer.json")
 LOCAL_REVISION = "local"
+# model+tokenizer sha256 -> a loaded encoder: one ONNX session per process and model
+_ENCODERS: dict[tuple[str, ...], Encoder] = {}
+
+
+def _key(record: LockedModel) -> tuple[str, ...]:
+    return tuple(f.sha256 for f in sorted(record.files, key=lambda f: f.path))
 
 
 def model_paths(home: Home) -> dict[str, Path]:
@@ -126,6 +132,7 @@ def acquire(
     record = LockedModel(model_id, revision, encoder.dimension, source, files)
     if expected is not None:
         _check_expected(record, expected)
+    _ENCODERS[_key(record)] = encoder  # same bytes as the placed copy: reuse its session
     return src, record
 
 
@@ -191,20 +198,34 @@ def _check_expected(got: LockedModel, expected: LockedModel) -> None:
 
 
 def load_encoder(home: Home, config: Config) -> Encoder | None:
-    """The installed encoder (lazy: no ONNX session until first use), or None if absent."""
-    paths = model_paths(home)
-    if not all(p.is_file() for p in paths.values()):
-        return None
-    model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
-    return Encoder(
-        paths["model.onnx"],
-        paths["tokenizer.json"],
-        model_name=model_name,
-        threads=_threads(config),
-    )
+    """The installed encoder (lazy: no ONNX session until first use), or None if absent.
+
+    The home's verified copy first; else a configured `[embeddings] path` folder.
+    """
+    folders = [home.embeddings_dir]
+    if configured_path(config):
+        folders.append(Path(str(configured_path(config))).expanduser())
+    for folder in folders:
+        paths = {name: folder / name for name in MODEL_FILES}
+        if all(p.is_file() for p in paths.values()):
+            model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
+            return Encoder(
+                paths["model.onnx"],
+                paths["tokenizer.json"],
+                model_name=model_name,
+                threads=_threads(config),
+            )
+    return None
 
 
 def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encoder:
+    """The installed encoder; reuses the session loaded while verifying the same model."""
+    if (
+        record is not None
+        and _key(record) in _ENCODERS
+        and not verify_model(home, record, fast=True)
+    ):
+        return _ENCODERS[_key(record)]
     encoder = load_encoder(home, config)
     if encoder is None:
         raise ModelError(

@@ -23,6 +23,8 @@ from .encoder import Encoder, ModelError
 from .model import encoder_for, ensure_model, verify_model
 from .vectors import (
     INTENTS_FILE,
+    IntentVector,
+    ModuleInfo,
     derived_fingerprint,
     derived_path,
     missing_modules,
@@ -34,6 +36,7 @@ from .vectors import (
 
 DRIFT_COSINE = 0.99
 SAMPLE = 8
+BATCH = 32
 
 
 def wants_embeddings(lock: Lockfile) -> bool:
@@ -103,10 +106,16 @@ def fingerprint(pkg: LockedPackage, record: LockedModel) -> str:
     return f"{pkg.integrity}:{model_sha}"
 
 
-def sample_cosine(encoder: Encoder, pkg_dir: Path, sample: int = SAMPLE) -> float | None:
-    """Lowest cosine between stored vectors and the encoder's, over a spread-out sample."""
+def scan_package(pkg_dir: Path) -> tuple[list[ModuleInfo], list[IntentVector]]:
+    """Modules (Turtle) and stored vectors (intents.json) of an installed package."""
     modules = read_modules(pkg_dir, read_manifest(pkg_dir))
-    stored = stored_vectors(pkg_dir, modules)
+    return modules, stored_vectors(pkg_dir, modules)
+
+
+def sample_cosine(
+    encoder: Encoder, stored: list[IntentVector], sample: int = SAMPLE
+) -> float | None:
+    """Lowest cosine between stored vectors and the encoder's, over a spread-out sample."""
     if not stored:
         return None
     step = max(1, len(stored) // sample)
@@ -116,25 +125,29 @@ def sample_cosine(encoder: Encoder, pkg_dir: Path, sample: int = SAMPLE) -> floa
         raise ModelError(
             f"stored vectors are {picked[0].vector.shape[0]}-dim, the model gives {got.shape[1]}"
         )
-    cos = [float(np.dot(g, v.vector)) for g, v in zip(got, picked, strict=True)]
-    return min(cos)
+    return float(min((got * np.stack([v.vector for v in picked])).sum(axis=1)))
 
 
 def derive_package(
-    home: Home, package_id: str, encoder: Encoder, fingerprint: str, reporter: Reporter
+    home: Home,
+    package_id: str,
+    encoder: Encoder,
+    fingerprint: str,
+    reporter: Reporter,
+    scan: tuple[list[ModuleInfo], list[IntentVector]] | None = None,
 ) -> int:
     """Compute and store vectors for the package's modules that have none; returns count."""
-    pkg_dir = home.package_dir(package_id)
-    modules = read_modules(pkg_dir, read_manifest(pkg_dir))
-    todo = missing_modules(modules, stored_vectors(pkg_dir, modules))
+    modules, stored = scan or scan_package(home.package_dir(package_id))
+    todo = missing_modules(modules, stored)
     entries = [(m, intent) for m in todo for intent in m.intents]
-    reporter.stage(f"deriving vectors for {package_id}", total=len(todo))
-    vectors = []
-    for m in todo:  # per module, so the bar moves; batches stay small and padded tightly
-        vectors.append(encoder.encode(list(m.intents)))
-        reporter.advance()
+    reporter.stage(f"deriving vectors for {package_id}", total=len(entries))
+    chunks = []
+    for start in range(0, len(entries), BATCH):  # batches padded to their longest intent
+        texts = [intent for _, intent in entries[start : start + BATCH]]
+        chunks.append(encoder.encode(texts, batch_size=BATCH))
+        reporter.advance(len(texts))
     dim = encoder.dimension
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+    matrix = np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)
     save_derived(derived_path(home, package_id), entries, matrix, fingerprint)
     return len(entries)
 
@@ -161,13 +174,14 @@ def finish(
             if derived_fingerprint(derived_path(home, pid)) == fp:
                 continue
             encoder = encoder or encoder_for(home, config, lock.embeddings)
-            cos = sample_cosine(encoder, home.package_dir(pid))
+            scan = scan_package(home.package_dir(pid))
+            cos = sample_cosine(encoder, scan[1])
             if cos is not None and (math.isnan(cos) or cos < DRIFT_COSINE):
                 warnings.append(
                     f"{pid}: the installed model reproduces its stored vectors at cosine "
                     f"{cos:.3f} (< {DRIFT_COSINE}); semantic search may rank poorly"
                 )
-            derive_package(home, pid, encoder, fp, reporter)
+            derive_package(home, pid, encoder, fp, reporter, scan)
     except OntoskillsError as exc:
         warnings.append(f"embeddings: {exc.message}")
     return warnings

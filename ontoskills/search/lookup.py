@@ -53,8 +53,9 @@ class NameIndex:
 
     def _best(self, hits: list[int]) -> int:
         # The same id in several packages: the most trusted, then alphabetical key.
-        return min(set(hits), key=lambda i: (-tier_rank(self.records[i].trust_tier),
-                                             self.records[i].key))
+        return min(
+            set(hits), key=lambda i: (-tier_rank(self.records[i].trust_tier), self.records[i].key)
+        )
 
     def resolve(self, q: str) -> int | None:
         q = q.strip()
@@ -69,6 +70,5 @@ class NameIndex:
         if len(n) < 5 or any(c.isspace() for c in q):
             return None
         limit = 1 if len(n) < 10 else 2
-        hits = [i for name, ids in self.short.items() if _edits_within(n, name, limit)
-                for i in ids]
+        hits = [i for name, ids in self.short.items() if _edits_within(n, name, limit) for i in ids]
         return self._best(hits) if hits else None

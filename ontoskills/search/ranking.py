@@ -13,8 +13,15 @@ from .semantic import SemanticIndex
 from .tokenize import tokenize
 
 # Field weights: each field's terms are repeated this many times in the skill's document.
-FIELD_WEIGHTS = {"id": 3, "aliases": 2, "intents": 1, "description": 1, "category": 1,
-                 "nature": 1, "package": 1}
+FIELD_WEIGHTS = {
+    "id": 3,
+    "aliases": 2,
+    "intents": 1,
+    "description": 1,
+    "category": 1,
+    "nature": 1,
+    "package": 1,
+}
 HYBRID_ALPHA = 0.6  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3
 
@@ -37,20 +44,24 @@ def skill_document(r: SkillRecord) -> list[str]:
 
 
 class Ranker:
-    def __init__(self, data: CatalogData, bm25_cls: type[BM25Index],
-                 trust_weights: dict[str, float]) -> None:
+    def __init__(
+        self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
+    ) -> None:
         self.records = data.records
-        self.bm25 = bm25_cls([skill_document(r) for r in data.records])
+        if len(data.documents) != len(data.records):
+            data.documents = [skill_document(r) for r in data.records]
+        self.bm25 = bm25_cls(data.documents)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
-            if data.has_vectors else None
+            if data.has_vectors
+            else None
         )
         self.vector_text = data.vector_text
         self.trust = np.asarray(
             [trust_weights.get(r.trust_tier, 1.0) for r in data.records], dtype=np.float32
         )
         self.tier = np.asarray([tier_rank(r.trust_tier) for r in data.records], dtype=np.int8)
-        self.intent_terms = [[(i, set(tokenize(i))) for i in r.intents] for r in data.records]
+        self._intent_terms: dict[int, list[tuple[str, set[str]]]] = {}  # filled on demand
 
     # ----------------------------------------------------------------- scoring
     def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -96,11 +107,19 @@ class Ranker:
         out: list[tuple[int, float, list[str]]] = []
         if lookup is not None:
             best = float(score.max()) if len(score) else 0.0
-            out.append((lookup, max(best, float(score[lookup]), 1e-6),
-                        self.matched(lookup, terms, sims)))
+            out.append(
+                (lookup, max(best, float(score[lookup]), 1e-6), self.matched(lookup, terms, sims))
+            )
         for i in order:
             out.append((int(i), float(score[i]), self.matched(int(i), terms, sims)))
         return out
+
+    def intent_terms(self, i: int) -> list[tuple[str, set[str]]]:
+        terms = self._intent_terms.get(i)
+        if terms is None:
+            terms = [(text, set(tokenize(text))) for text in self.records[i].intents]
+            self._intent_terms[i] = terms  # benign race: same value from any thread
+        return terms
 
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
@@ -108,8 +127,11 @@ class Ranker:
             found.extend(self.vector_text[r] for r in self.semantic.top_rows(sims, i))
         query = set(terms)
         overlap = sorted(
-            ((len(query & toks), n, text) for n, (text, toks) in enumerate(self.intent_terms[i])
-             if query & toks),
+            (
+                (len(query & toks), n, text)
+                for n, (text, toks) in enumerate(self.intent_terms(i))
+                if query & toks
+            ),
             key=lambda t: (-t[0], t[1]),
         )
         found.extend(text for _, _, text in overlap)

@@ -18,14 +18,14 @@ import numpy as np
 
 from ..catalog.context import SkillContext, load_context
 from ..catalog.loader import build_catalog, local_skill_files
+from ..catalog.lockcache import load_lock
 from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
+from ..catalog.vectorcache import VectorCache
 from ..catalog.verify import check_verify_mode, verify_tree
 from ..config import Config
 from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
-from ..fsutil import sha256_bytes
-from ..lockfile import load as load_lock
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
 from ..paths import Home
 from .bm25 import BM25Index
@@ -115,6 +115,7 @@ class _State:
     ranker: Ranker
     names: NameIndex
     by_key: dict[str, int]
+    semantic_ok: bool | None = None  # vectors + an encoder of their dimension (checked lazily)
     contexts: OrderedDict[str, SkillContext] = field(default_factory=OrderedDict)
 
 
@@ -122,9 +123,7 @@ def check_min_trust(min_trust: str | None) -> int:
     if min_trust is None:
         return -1
     if min_trust not in (*TIERS, LOCAL_TIER):
-        raise UsageError(
-            f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}"
-        )
+        raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}")
     return tier_rank(min_trust)
 
 
@@ -169,9 +168,7 @@ class SkillService:
         return self._encoder
 
     def _signature(self) -> tuple[Any, ...]:
-        local = tuple(
-            (str(p), *(_stat(p) or ())) for p in local_skill_files(self.home)
-        )
+        local = tuple((str(p), *(_stat(p) or ())) for p in local_skill_files(self.home))
         model = encoder_identity(self.home, self.config)
         return (_stat(self.lockfile), local, model)
 
@@ -184,27 +181,41 @@ class SkillService:
         with self._lock:
             if self._state is not None and self._state.signature == signature:
                 return False
-            self._state = self._load(signature)
+            try:
+                self._state = self._load(signature)
+            except OntoskillsError as exc:
+                if self._state is None:
+                    raise
+                # Keep serving what we had (e.g. a lock caught mid-edit); retried next call.
+                if str(exc) not in self._state.data.problems:
+                    self._state.data.problems.append(str(exc))
+                return False
             return True
 
     def _load(self, signature: tuple[Any, ...]) -> _State:
-        lock = load_lock(self.lockfile)
+        lock, lock_digest = load_lock(self.lockfile, self.home.derived_dir)
         verification = verify_tree(self.home, lock, self.verify)
-        lock_bytes = self.lockfile.read_bytes() if self.lockfile.exists() else b""
         key = snapshot_key(
-            sha256_bytes(lock_bytes),
+            lock_digest,
             str(self.home.root),
             repr(sorted((p, sorted(v)) for p, v in verification.bad.items())),
             repr(signature[1]),
             str(signature[2]),
+            "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
         if data is None:
             encoder = self.encoder()
-            encode = encoder.encode if encoder is not None else None
+            encode = None
+            if encoder is not None:
+                encode = VectorCache(
+                    self.home.derived_dir, str(signature[2]), encoder.encode
+                ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
             save_snapshot(self.home.derived_dir, key, data)
-        ranker = Ranker(data, BM25Index, self.config.trust_weights)
+        else:
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(
             signature=signature,
             data=data,
@@ -241,7 +252,18 @@ class SkillService:
         return dict(self.state.data.schema)
 
     def semantic_available(self) -> bool:
-        return self.state.data.has_vectors and self.encoder() is not None
+        state = self.state
+        if state.semantic_ok is None:
+            encoder = self.encoder() if state.data.has_vectors else None
+            ok = encoder is not None
+            if encoder is not None and encoder.dimension != state.data.vectors.shape[1]:
+                state.data.problems.append(
+                    f"intent vectors are {state.data.vectors.shape[1]}-dim but the model makes "
+                    f"{encoder.dimension}-dim vectors; semantic search is off"
+                )
+                ok = False
+            state.semantic_ok = ok
+        return state.semantic_ok
 
     def resolve_mode(self, mode: str) -> str:
         if mode not in MODES:
@@ -275,10 +297,7 @@ class SkillService:
         if used in ("semantic", "hybrid"):
             encoder = self.encoder()
             assert encoder is not None
-            try:
-                qvec = encoder.encode_one(text)
-            except OntoskillsError:
-                raise
+            qvec = encoder.encode_one(text)
         ranked = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
         results = [
             SearchResult(
@@ -319,5 +338,3 @@ class SkillService:
             while len(state.contexts) > _CONTEXT_CACHE:
                 state.contexts.popitem(last=False)
         return ctx
-
-

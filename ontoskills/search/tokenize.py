@@ -26,6 +26,8 @@ _stemmer = snowballstemmer.stemmer("english")
 
 def fold(text: str) -> str:
     """NFKC, then drop combining marks (é -> e) so accented and plain spellings meet."""
+    if text.isascii():
+        return text  # both steps are the identity on ASCII (most text): skip them
     text = unicodedata.normalize("NFKC", text)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c))

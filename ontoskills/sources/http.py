@@ -97,6 +97,8 @@ class HttpSource:
     @property
     def client(self) -> httpx.Client:
         with self._client_lock:
+            if self._closed.is_set():  # never reopen behind close(): Ctrl-C is under way
+                raise KeyboardInterrupt
             if self._client is None:
                 timeout = httpx.Timeout(self.options.timeout, connect=min(self.options.timeout, 15))
                 pool = max(4, self.options.parallel + 2)
@@ -270,10 +272,10 @@ class HttpSource:
                 continue
             data = raw
             while data:  # inflate at most CHUNK at a time: a gzip bomb cannot flood memory
-                emit(decoder.decompress(data, CHUNK))
+                emit(_inflate(decoder, data))
                 data = decoder.unconsumed_tail
         if decoder is not None:
-            while out := decoder.decompress(b"", CHUNK):
+            while out := _inflate(decoder, b""):
                 emit(out)
             if not decoder.eof:
                 raise _Retryable("truncated compressed body")
@@ -343,6 +345,13 @@ class HttpSource:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
+    try:
+        return decoder.decompress(data, CHUNK)
+    except zlib.error:  # a body that claims gzip but is not: like a cut transfer, retry it
+        raise _Retryable("corrupt compressed body") from None
 
 
 def _read_verified(cached: tuple[_Meta, Path] | None) -> bytes | None:

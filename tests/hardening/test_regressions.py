@@ -59,3 +59,14 @@ def test_token_only_for_the_registry_origin(url: str, expected: bool) -> None:
 
     token = token_for(url, "https://reg.example/", {"ONTOSKILLS_TOKEN": "t"})
     assert (token is not None) == expected
+
+
+@pytest.mark.parametrize("value", ["false", "1", '"a/b"', "{ x = 1 }"])
+def test_lock_requested_of_wrong_type_is_exit_3(value: str, tmp_path: Path) -> None:
+    from ontoskills import lockfile
+    from ontoskills.errors import LockFormatError
+
+    text = f'lock_version = 1\n\n[packages."a/b"]\ntrust_tier = "official"\nrequested = {value}\n'
+    with pytest.raises(LockFormatError) as info:
+        lockfile.parse(text, tmp_path / "ontoskills.lock")
+    assert info.value.exit_code == 3

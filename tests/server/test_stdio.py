@@ -156,3 +156,24 @@ def test_skills_extension(installed: Path, serve_env: dict[str, str]) -> None:
         front = yaml.safe_load(text.split("---\n")[1])
         assert front == entry["frontmatter"]
         assert raw.close() == 0
+
+
+@pytest.mark.parametrize("verify", ["full", "fast", "none"])
+def test_tampered_file_is_not_served_and_reported_on_stderr(
+    installed: Path, serve_env: dict[str, str], verify: str
+) -> None:
+    module = installed / "ontologies/author/acme/devtools/reviewing/ontoskill.ttl"
+    module.write_bytes(module.read_bytes() + b"\n# tampered\n")
+    with RawServer(serve_env, "serve", "--verify", verify) as raw:
+        raw.initialize("2025-11-25")
+        result = _call(raw, "review code before merge", top_k=50)["structuredContent"]
+        served = [r["skill"] for r in result["results"]]
+        assert raw.close() == 0
+    stderr = raw.stderr.decode()
+    if verify == "none":
+        assert "acme/devtools/reviewing" in served
+    else:
+        assert "acme/devtools/reviewing" not in served
+        assert "reviewing/ontoskill.ttl" in stderr, stderr
+    for line in raw.raw:
+        assert _is_jsonrpc(json.loads(line))

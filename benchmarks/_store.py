@@ -1,0 +1,50 @@
+"""Shared set-up for the search benchmarks: install a registry into a fresh home."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(REPO))
+
+from ontoskills.config import Config  # noqa: E402
+from ontoskills.install.lifecycle import set_enabled  # noqa: E402
+from ontoskills.install.operations import InstallOptions, install  # noqa: E402
+from ontoskills.install.session import Session  # noqa: E402
+from ontoskills.manifest import parse_index  # noqa: E402
+from ontoskills.paths import Cache, Home  # noqa: E402
+from ontoskills.sources import SourceOptions  # noqa: E402
+
+
+def shared_dir() -> Path:
+    import os
+
+    return Path(os.environ.get("ONTOSKILLS_SHARED", SHARED))
+
+
+def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
+    """Install every package (with vectors), enable every skill, place the model if given."""
+    home = Home(work / "home")
+    cache = Cache(work / "cache")
+    session = Session(
+        home=home,
+        cache=cache,
+        config=Config(path=home.config_file),
+        lockfile_path=home.default_lockfile,
+        options=SourceOptions(cache=cache),
+        registry_override=str(registry),
+    )
+    packages = [
+        e.package_id
+        for e in parse_index((registry / "index.json").read_bytes(), source="index.json")
+    ]
+    install(session, packages, InstallOptions(with_embeddings=True))
+    set_enabled(session, packages, True)  # skillsbench ships default_enabled: false
+    if model is not None and (model / "model.onnx").is_file():
+        home.embeddings_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("model.onnx", "tokenizer.json"):
+            shutil.copyfile(model / name, home.embeddings_dir / name)
+    return home

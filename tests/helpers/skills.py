@@ -1,0 +1,108 @@
+"""Installed homes for catalog/search tests: synthetic packages via the real CLI, or the
+shared OntoStore subset with the real model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from ontoskills.config import load_config
+from ontoskills.paths import Home
+from ontoskills.search.service import SkillService
+from tests.conftest import CliRunner, shared_path
+from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry
+from tests.helpers.tinymodel import build_tiny_model
+
+SUB_MODULE = f"""@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix oc: <{OC}> .
+oc:skill_acme_devtools_debugging_bisect a oc:Skill ;
+    dcterms:identifier "bisect" ;
+    oc:extends oc:skill_acme_devtools_debugging ;
+    oc:hasAlias "git-bisect" ;
+    oc:resolvesIntent "find the commit that introduced a regression" ;
+    oc:hasDescription "Binary search through history" .
+"""
+
+
+def search_packages() -> list[PackageSpec]:
+    """Small but shaped like the store: duplicate ids, sub-modules, Turtle-only aliases,
+    identifiers that differ from the manifest id, disabled-by-default skills, tiers."""
+    return [
+        PackageSpec(
+            id="acme/devtools",
+            trust_tier="official",
+            skills=[
+                SkillSpec(
+                    "debugging",
+                    "Find the root cause of failing tests",
+                    intents=("debug failing tests", "find root cause of a bug"),
+                    aliases=("bug-hunt",),
+                    extra_modules={"debugging/bisect.ttl": SUB_MODULE},
+                ),
+                SkillSpec(
+                    "planning",
+                    "Write an implementation plan",
+                    intents=("write an implementation plan",),
+                ),
+                SkillSpec("pdf", "Create and edit PDF documents", intents=("create a pdf",)),
+                SkillSpec(
+                    "video-frames",
+                    "Extract key frames from video with ffmpeg",
+                    identifier="ffmpeg-keyframe-extraction",
+                    path="ffmpeg/ontoskill.ttl",
+                    intents=("extract keyframes from a video",),
+                ),
+            ],
+            assets={"debugging/scripts/run.sh": (b"#!/bin/sh\necho run\n", True)},
+        ),
+        PackageSpec(
+            id="other/docs",
+            trust_tier="community",
+            skills=[
+                SkillSpec("pdf", "Create and edit PDF documents", intents=("create a pdf",)),
+                SkillSpec(
+                    "hidden-gem",
+                    "Optimise database queries",
+                    intents=("speed up slow sql queries",),
+                    default_enabled=False,
+                ),
+            ],
+        ),
+    ]
+
+
+def install_synthetic(cli: CliRunner, tmp_path: Path, *, with_embeddings: bool = True) -> Path:
+    registry = build_registry(tmp_path / "reg", search_packages())
+    args = ["--registry", str(registry), "install", "acme/devtools", "other/docs"]
+    if with_embeddings:  # the synthetic vectors are 8-dim, like the tiny model
+        args += ["--model", str(build_tiny_model(tmp_path / "tiny-model"))]
+    cli(*args, check=True)
+    # The lock decides what is served (install currently enables every skill it installs).
+    cli("disable", "other/docs/hidden-gem", check=True)
+    return registry
+
+
+def service(env: dict[str, str], **kwargs: object) -> SkillService:
+    home = Home.resolve(env["ONTOSKILLS_HOME"])
+    return SkillService(home, home.default_lockfile, load_config(home.config_file), **kwargs)  # type: ignore[arg-type]
+
+
+def place_model(env: dict[str, str]) -> None:
+    """Copy the real encoder into the home (skips the test when ../shared is absent)."""
+    models = shared_path("models", "model.onnx").parent
+    target = Path(env["ONTOSKILLS_HOME"]) / "ontologies/system/embeddings"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("model.onnx", "tokenizer.json"):
+        shutil.copyfile(models / name, target / name)
+
+
+def install_ontostore(cli: CliRunner) -> list[dict[str, object]]:
+    """Install the shared OntoStore subset with vectors, enable all; return the dev queries."""
+    store = shared_path("ontostore", "index.json").parent
+    ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
+    models = shared_path("models", "model.onnx").parent
+    cli("--registry", str(store), "install", *ids, "--model", str(models), check=True)
+    cli("enable", *ids, check=True)
+    lines = shared_path("queries-dev.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

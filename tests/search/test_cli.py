@@ -1,0 +1,91 @@
+"""`ontoskills search` and `ontoskills show` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner
+from tests.helpers.skills import install_synthetic
+
+
+@pytest.fixture
+def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
+    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
+
+
+def test_search_json_shape(installed: Path, cli: CliRunner) -> None:
+    proc = cli("search", "write an implementation plan", "--json", "--top-k", "2", check=True)
+    doc = json.loads(proc.stdout)
+    assert list(doc) == ["schema_version", "query", "mode", "results"]
+    assert doc["schema_version"] == 1
+    assert doc["query"] == "write an implementation plan"
+    assert doc["mode"] == "bm25"
+    assert 1 <= len(doc["results"]) <= 2
+    first = doc["results"][0]
+    assert list(first) == ["skill", "score", "trust_tier", "description", "matched_intents"]
+    assert first["skill"] == "acme/devtools/planning"
+    assert isinstance(first["score"], float)
+    assert first["matched_intents"] == ["write an implementation plan"]
+
+
+def test_search_text_and_min_trust(installed: Path, cli: CliRunner) -> None:
+    out = cli("search", "pdf", "--min-trust", "official", check=True).stdout
+    assert "acme/devtools/pdf" in out and "other/docs/pdf" not in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "x", "--top-k", "0"),
+        ("search", "x", "--top-k", "51"),
+        ("search", "x", "--mode", "magic"),
+        ("search", "x", "--min-trust", "gold"),
+        ("search", "x", "--verify", "sometimes"),
+        ("search", "   "),
+        ("search", "x", "--mode", "semantic"),  # no model installed
+    ],
+)
+def test_bad_arguments_exit_2(installed: Path, cli: CliRunner, args: tuple[str, ...]) -> None:
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+
+
+def test_show_json_and_unknown_skill(installed: Path, cli: CliRunner, env: dict[str, str]) -> None:
+    doc = json.loads(cli("show", "acme/devtools/debugging", "--json", check=True).stdout)
+    assert doc["schema_version"] == 1
+    assert doc["skill"] == "acme/devtools/debugging"
+    assert doc["intents"][:2] == ["debug failing tests", "find root cause of a bug"]
+    assert "git-bisect" in doc["aliases"]
+    for key in (
+        "requirements",
+        "knowledge",
+        "workflows",
+        "sections",
+        "code_examples",
+        "dependencies",
+        "assets",
+        "scripts",
+    ):
+        assert isinstance(doc[key], list), key
+    assert doc["path"] == str(
+        Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools/debugging"
+    )
+    text = cli("show", "acme/devtools/debugging", check=True).stdout
+    assert text.startswith("# acme/devtools/debugging [official]")
+    proc = cli("show", "acme/devtools/nope", "--json")
+    assert proc.returncode == 7
+    assert json.loads(proc.stdout)["error"]["exit_code"] == 7
+
+
+def test_tampered_file_reported_on_stderr(
+    installed: Path, cli: CliRunner, env: dict[str, str]
+) -> None:
+    module = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools/planning/ontoskill.ttl"
+    module.write_text(module.read_text() + "# edited\n")
+    proc = cli("search", "implementation plan", "--json", check=True)
+    assert "acme/devtools/planning/ontoskill.ttl" in proc.stderr
+    assert all(r["skill"] != "acme/devtools/planning" for r in json.loads(proc.stdout)["results"])

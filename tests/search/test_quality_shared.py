@@ -1,0 +1,52 @@
+"""Quality smoke on the real OntoStore subset and dev queries (skipped without ../shared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner
+from tests.helpers.skills import install_ontostore, place_model, service
+
+pytestmark = pytest.mark.shared
+
+
+def recall_at(svc: object, queries: list[dict[str, object]], mode: str, k: int) -> float:
+    hits = 0
+    for q in queries:
+        keys = [r.skill for r in svc.search(q["q"], top_k=k, mode=mode).results]  # type: ignore[attr-defined]
+        hits += any(e in keys for e in q["expect"])  # type: ignore[attr-defined]
+    return hits / len(queries)
+
+
+def test_dev_queries_every_mode(cli: CliRunner, env: dict[str, str], tmp_path: Path) -> None:
+    queries = install_ontostore(cli)
+    place_model(env)
+    svc = service(env)
+    assert len(svc.skills()) == 51
+    assert svc.problems == []
+    assert recall_at(svc, queries, "bm25", 5) >= 0.9
+    assert recall_at(svc, queries, "semantic", 5) >= 0.9
+    assert recall_at(svc, queries, "hybrid", 5) >= 0.95
+    # Three names of one skill (quirk 5) and sub-modules without vectors (quirk 6).
+    assert svc.resolve("ffmpeg-keyframe-extraction") == "skillsbench/mario-coin-counting/ffmpeg"
+    assert svc.resolve("image-editing") == "skillsbench/mario-coin-counting/image_editing"
+    assert svc.state.data.derived_vectors > 0
+
+
+def test_full_context_of_a_real_skill(cli: CliRunner, env: dict[str, str]) -> None:
+    install_ontostore(cli)
+    ctx = service(env).context("obra/superpowers/systematic-debugging").to_json()
+    assert ctx["knowledge"] and ctx["knowledge"][0]["severity"] == "CRITICAL"
+    wf = next(w for w in ctx["workflows"] if w["id"] == "systematic-debugging-four-phases")
+    ids = [s["id"] for s in wf["steps"]]
+    assert ids.index("phase1-investigate") < ids.index("phase4-5-architecture")
+    for step in wf["steps"]:  # dependencies come before the steps that need them
+        assert all(ids.index(d) < ids.index(step["id"]) for d in step["depends_on"] if d in ids)
+    orders = [s["order"] for s in ctx["sections"]]
+    assert orders == sorted(orders)
+    assert ctx["code_examples"]
+    brainstorm = service(env).context("obra/superpowers/brainstorming").to_json()
+    assert any(p.endswith("scripts/start-server.sh") for p in brainstorm["scripts"])
+    assert "writing-plans" in brainstorm["dependencies"]

@@ -1,0 +1,116 @@
+"""SkillService.search over real installs: modes, lookup, trust, argument errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ontoskills.errors import UsageError
+from ontoskills.search.service import MAX_TOP_K
+from tests.conftest import CliRunner
+from tests.helpers.skills import install_synthetic, place_model, service
+
+
+@pytest.fixture
+def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
+    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
+
+
+def test_bm25_ranking_and_matched_intents(installed: Path, env: dict[str, str]) -> None:
+    svc = service(env)
+    resp = svc.search("my tests are failing, find the root cause", top_k=3)
+    assert resp.mode == "bm25"  # auto without a model
+    assert resp.lookup is None
+    top = resp.results[0]
+    assert top.skill == "acme/devtools/debugging"
+    assert top.trust_tier == "official"
+    assert top.description == "Find the root cause of failing tests"
+    assert top.matched_intents[0] in ("debug failing tests", "find root cause of a bug")
+    assert [r.score for r in resp.results] == sorted((r.score for r in resp.results), reverse=True)
+    assert len(resp.results) <= 3
+
+
+def test_lookup_puts_named_skill_first(installed: Path, env: dict[str, str]) -> None:
+    resp = service(env).search("acme/devtools/planning", top_k=2)
+    assert resp.lookup == "acme/devtools/planning"
+    assert resp.results[0].skill == "acme/devtools/planning"
+    assert len(resp.results) <= 2
+
+
+def test_trust_weight_orders_identical_skills(installed: Path, env: dict[str, str]) -> None:
+    svc = service(env)
+    results = svc.search("create and edit PDF documents", top_k=5).results
+    pdfs = [r for r in results if r.skill.endswith("/pdf")]
+    assert [r.skill for r in pdfs] == ["acme/devtools/pdf", "other/docs/pdf"]
+    assert pdfs[0].score == pytest.approx(pdfs[1].score * 1.2 / 0.8, rel=1e-4)
+    assert (
+        svc.search("create and edit PDF documents", min_trust="verified").results[0].skill
+        == "acme/devtools/pdf"
+    )
+    assert all(
+        r.trust_tier == "official"
+        for r in svc.search("pdf documents", min_trust="official", top_k=10).results
+    )
+
+
+def test_configured_trust_weights(installed: Path, env: dict[str, str]) -> None:
+    Path(env["ONTOSKILLS_HOME"], "config.toml").write_text(
+        "[search]\ntrust_weights = { community = 5.0 }\n"
+    )
+    results = service(env).search("create and edit PDF documents").results
+    assert results[0].skill == "other/docs/pdf"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"q": "   "}, "empty"),
+        ({"q": "x", "top_k": 0}, "top_k"),
+        ({"q": "x", "top_k": MAX_TOP_K + 1}, "top_k"),
+        ({"q": "x", "top_k": True}, "top_k"),
+        ({"q": "x", "mode": "fuzzy"}, "mode"),
+        ({"q": "x", "min_trust": "gold"}, "trust"),
+        ({"q": "x", "mode": "semantic"}, "model"),  # no model installed
+    ],
+)
+def test_bad_arguments_raise_usage_error(
+    installed: Path, env: dict[str, str], kwargs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        service(env).search(**kwargs)  # type: ignore[arg-type]
+
+
+def test_huge_and_odd_queries(installed: Path, env: dict[str, str]) -> None:
+    svc = service(env)
+    assert svc.search("plan " * 2000, top_k=1).results[0].skill == "acme/devtools/planning"
+    assert svc.search("!!! ???").results == []
+    assert svc.search("zzzz qqqq").results == []
+
+
+def test_semantic_and_hybrid_with_the_real_model(
+    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> None:
+    place_model(env)
+    install_synthetic(cli, tmp_path, with_embeddings=False)  # no stored vectors at all
+    svc = service(env)
+    data = svc.state.data
+    assert data.derived_vectors == data.vectors.shape[0] > 0  # every vector derived by us
+    assert data.vectors.shape[1] == 384
+    resp = svc.search("pull the most important frames out of a clip")
+    assert resp.mode == "hybrid"
+    assert resp.results[0].skill == "acme/devtools/video-frames"
+    sem = svc.search("my unit tests are broken", mode="semantic")
+    assert sem.results[0].skill == "acme/devtools/debugging"
+    assert sem.results[0].matched_intents[0] == "debug failing tests"
+    assert 0 < sem.results[0].score <= 1.2  # cosine times the official weight
+
+
+def test_stored_vectors_of_another_dimension_turn_semantic_off(
+    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> None:
+    install_synthetic(cli, tmp_path)  # 8-dim stored vectors, 8-dim tiny model
+    place_model(env)  # replaced by the 384-dim model behind the lock's back
+    svc = service(env)
+    assert svc.search("debug failing tests").mode == "bm25"
+    assert any("semantic search is off" in p for p in svc.problems)
