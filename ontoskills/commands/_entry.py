@@ -15,7 +15,13 @@ from typing import NoReturn
 
 import typer
 
-from ..errors import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_USAGE, OntoskillsError
+from ..errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OTHER,
+    EXIT_USAGE,
+    OntoskillsError,
+    from_os_error,
+)
 from ._context import AppContext
 from ._output import Output, render_error
 
@@ -40,16 +46,6 @@ def _usage_error(exc: click_exc.UsageError) -> OntoskillsError:
     err = OntoskillsError(message, hint=f"see `{path} --help`")
     err.exit_code = EXIT_USAGE
     return err
-
-
-def _os_error(exc: OSError) -> OntoskillsError:
-    where = exc.filename if exc.filename is not None else ""
-    reason = exc.strerror or exc.__class__.__name__
-    return OntoskillsError(
-        f"{where}: {reason}" if where else reason,
-        hint="check that path and its permissions (set by --home / ONTOSKILLS_HOME, "
-        "--lockfile, ONTOSKILLS_CACHE_DIR)",
-    )
 
 
 def _fail(argv: list[str], err: OntoskillsError) -> NoReturn:
@@ -83,7 +79,7 @@ def main(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
     except OSError as exc:
         if os.environ.get(DEBUG_ENV):
             raise
-        _fail(argv, _os_error(exc))
+        _fail(argv, from_os_error(exc))
     except Exception as exc:
         if os.environ.get(DEBUG_ENV):
             raise
