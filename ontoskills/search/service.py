@@ -214,7 +214,7 @@ class SkillService:
                     self.home.derived_dir, str(signature[2]), encoder.encode
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
             if data.records or data.problems:  # an empty home stays untouched
                 save_snapshot(self.home.derived_dir, key, data)
         else:
