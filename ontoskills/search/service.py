@@ -182,6 +182,8 @@ class SkillService:
         with self._lock:
             if self._state is not None and self._state.signature == signature:
                 return False
+            if self._state is None or self._state.signature[2] != signature[2]:
+                self._encoder_loaded = False  # the model appeared, changed or went away
             try:
                 self._state = self._load(signature)
             except OntoskillsError as exc:
