@@ -112,3 +112,19 @@ class VersionConflictError(UsageError):
 
 class ConfusableNameError(TrustError):
     """A new package name is too close to an existing one (typosquatting guard)."""
+
+
+_OS_HINTS = {
+    28: "free some disk space (`ontoskills cache clean` helps) and run the command again",
+    30: "the home is on a read-only filesystem; use a writable --home",
+    13: "check the permissions of the home (or pass a writable --home)",
+    122: "you are over your disk quota; free some space and run the command again",
+    27: "a file is larger than this process may write (ulimit -f); raise the limit",
+}
+
+
+def from_os_error(exc: OSError) -> OntoskillsError:
+    """A filesystem failure (disk full, read-only, permissions) as a one-line error."""
+    where = f": {exc.filename}" if exc.filename else ""
+    reason = exc.strerror or type(exc).__name__
+    return OntoskillsError(f"{reason}{where}", hint=_OS_HINTS.get(exc.errno or 0))

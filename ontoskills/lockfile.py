@@ -245,6 +245,9 @@ def parse(text: str, path: Path) -> Lockfile:
         tier = p.get("trust_tier")
         if tier not in TIERS:
             raise _err(path, f"{where}.trust_tier {tier!r} is not a known tier")
+        requested = p.get("requested", [pid])
+        if not isinstance(requested, list):
+            raise _err(path, f"{where}.requested must be an array of specs")
         skills = p.get("skills", {})
         if not isinstance(skills, dict) or not all(isinstance(v, bool) for v in skills.values()):
             raise _err(path, f"{where}.skills must map skill ids to true/false")
@@ -253,7 +256,7 @@ def parse(text: str, path: Path) -> Lockfile:
             version=str(p.get("version", "")),
             registry=str(p.get("registry", "")),
             trust_tier=tier,
-            requested=[str(s) for s in p.get("requested", [pid])],
+            requested=[str(s) for s in requested],
             files=_files(p.get("files", []), path, where),
             skills=dict(skills),
             with_embeddings=bool(p.get("with_embeddings", False)),

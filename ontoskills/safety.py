@@ -15,6 +15,7 @@ from .errors import UnsafePathError, UsageError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 MAX_PATH_LEN = 1024
 MAX_SEGMENT_BYTES = 255
 
@@ -77,7 +78,7 @@ def check_relpath(path: object, what: str = "path") -> str:
         raise UnsafePathError(f"unsafe {what} {path!r}: expected a non-empty relative path")
     if len(path) > MAX_PATH_LEN:
         raise UnsafePathError(f"unsafe {what}: longer than {MAX_PATH_LEN} characters")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
+    if _CONTROL_RE.search(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: control character")
     if "\\" in path:
         raise UnsafePathError(f"unsafe {what} {path!r}: backslash (paths must be POSIX)")
@@ -88,13 +89,14 @@ def check_relpath(path: object, what: str = "path") -> str:
             raise UnsafePathError(f"unsafe {what} {path!r}: not valid Unicode") from None
     if path.startswith("/") or _SCHEME_RE.match(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: absolute path or URL not allowed")
+    if _HIDDEN_RE.search(path):
+        raise UnsafePathError(f"unsafe {what} {path!r}: invisible or bidi characters")
     for segment in path.split("/"):
         if segment in ("", ".", ".."):
             raise UnsafePathError(f"unsafe {what} {path!r}: '{segment or '//'}' segment")
-        if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        # a UTF-8 character is at most 4 bytes: only long segments need encoding
+        if len(segment) * 4 > MAX_SEGMENT_BYTES and len(segment.encode()) > MAX_SEGMENT_BYTES:
             raise UnsafePathError(f"unsafe {what} {path!r}: segment too long")
-        if find_hidden_unicode(segment):
-            raise UnsafePathError(f"unsafe {what} {path!r}: invisible or bidi characters")
     return path
 
 

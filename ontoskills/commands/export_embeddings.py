@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ..embeddings.export import export_installed, export_tree
 from ..errors import UsageError
 from ..install import homelock
 from ..lockfile import load
@@ -54,6 +53,8 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> None:
+            from ..embeddings.export import export_installed, export_tree  # heavy: numpy, onnx
+
             if ontology_root is not None or output_dir is not None:
                 if packages or ontology_root is None or output_dir is None:
                     raise UsageError(

@@ -8,8 +8,6 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..publish.pack import pack
-from ..publish.skillmd import convert
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -44,6 +42,10 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out_: Output) -> None:
+            # imported here: markdown-it/pyoxigraph are not needed by every other verb
+            from ..publish.pack import pack
+            from ..publish.skillmd import convert
+
             if out is not None and not from_skill_md:
                 raise UsageError("--out only applies with --from-skill-md")
             if from_skill_md:

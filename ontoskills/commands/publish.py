@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..manifest import TIERS
-from ..publish.publish import PublishOptions, PublishResult, publish
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+
+if TYPE_CHECKING:
+    from ..publish.publish import PublishResult
 
 
 def render(out: Output, r: PublishResult) -> None:
@@ -56,7 +58,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--trust",
-                help=f"Tier for a NEW package on your own registry ({', '.join(TIERS)}).",
+                help=f"Trust tier on a local registry you maintain ({', '.join(TIERS)}); "
+                "never raises an existing package's tier.",
             ),
         ] = None,
         force: Annotated[
@@ -73,6 +76,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Validate a package and publish it (commit; push a branch to a remote)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
+        from ..publish.publish import PublishOptions, publish
+
         opts = PublishOptions(
             registry=registry,
             dry_run=dry_run,

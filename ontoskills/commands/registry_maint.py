@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..config import RegistryConfig
 from ..errors import IntegrityError, UsageError
-from ..publish import gitops
-from ..publish.registry import init_registry
-from ..publish.verify import VerifyReport, verify_registry
 from ..sources import Source, detect_kind, open_source, slug_for_url
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
+
+if TYPE_CHECKING:
+    from ..publish.verify import VerifyReport
 
 
 def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> Source:
@@ -76,6 +76,9 @@ def register_into(registry_app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> None:
+            from ..publish import gitops
+            from ..publish.registry import init_registry
+
             author = None if no_git else gitops.author_for(None, author_name, author_email)
             commit = init_registry(path, git=not no_git, author=author)
             if app_ctx.json:
@@ -98,6 +101,8 @@ def register_into(registry_app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> None:
+            from ..publish.verify import verify_registry
+
             source = open_for_verify(app_ctx, location, out)
             try:
                 with out.reporter() as rep:

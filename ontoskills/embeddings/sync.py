@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config import Config
 from ..errors import OntoskillsError
+from ..fsutil import atomic_write_bytes, sha256_bytes
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import parse_intents
 from ..paths import Home
@@ -23,9 +24,12 @@ from .encoder import Encoder, ModelError
 from .model import encoder_for, ensure_model, verify_model
 from .vectors import (
     INTENTS_FILE,
+    IntentVector,
+    ModuleInfo,
     derived_fingerprint,
     derived_path,
     missing_modules,
+    read_derived,
     read_manifest,
     read_modules,
     save_derived,
@@ -34,6 +38,7 @@ from .vectors import (
 
 DRIFT_COSINE = 0.99
 SAMPLE = 8
+BATCH = 32
 
 
 def wants_embeddings(lock: Lockfile) -> bool:
@@ -49,6 +54,7 @@ def prepare(
     model_path: str | None = None,
     package_dirs: dict[str, Path] | None = None,
     reporter: Reporter | None = None,
+    cache_dir: Path | None = None,
 ) -> list[str]:
     """Before commit: ensure the model (recorded in lock.embeddings); check staged vectors.
 
@@ -64,6 +70,7 @@ def prepare(
         model_path=model_path,
         expected=None if model_path else lock.embeddings,
         reporter=reporter or NullReporter(),
+        cache_dir=cache_dir,
     )
     lock.embeddings = record
     warnings: list[str] = []
@@ -103,10 +110,16 @@ def fingerprint(pkg: LockedPackage, record: LockedModel) -> str:
     return f"{pkg.integrity}:{model_sha}"
 
 
-def sample_cosine(encoder: Encoder, pkg_dir: Path, sample: int = SAMPLE) -> float | None:
-    """Lowest cosine between stored vectors and the encoder's, over a spread-out sample."""
+def scan_package(pkg_dir: Path) -> tuple[list[ModuleInfo], list[IntentVector]]:
+    """Modules (Turtle) and stored vectors (intents.json) of an installed package."""
     modules = read_modules(pkg_dir, read_manifest(pkg_dir))
-    stored = stored_vectors(pkg_dir, modules)
+    return modules, stored_vectors(pkg_dir, modules)
+
+
+def sample_cosine(
+    encoder: Encoder, stored: list[IntentVector], sample: int = SAMPLE
+) -> float | None:
+    """Lowest cosine between stored vectors and the encoder's, over a spread-out sample."""
     if not stored:
         return None
     step = max(1, len(stored) // sample)
@@ -116,26 +129,31 @@ def sample_cosine(encoder: Encoder, pkg_dir: Path, sample: int = SAMPLE) -> floa
         raise ModelError(
             f"stored vectors are {picked[0].vector.shape[0]}-dim, the model gives {got.shape[1]}"
         )
-    cos = [float(np.dot(g, v.vector)) for g, v in zip(got, picked, strict=True)]
-    return min(cos)
+    return float(min((got * np.stack([v.vector for v in picked])).sum(axis=1)))
 
 
 def derive_package(
-    home: Home, package_id: str, encoder: Encoder, fingerprint: str, reporter: Reporter
+    home: Home,
+    package_id: str,
+    encoder: Encoder,
+    fingerprint: str,
+    reporter: Reporter,
+    scan: tuple[list[ModuleInfo], list[IntentVector]] | None = None,
+    extra: dict[str, object] | None = None,
 ) -> int:
     """Compute and store vectors for the package's modules that have none; returns count."""
-    pkg_dir = home.package_dir(package_id)
-    modules = read_modules(pkg_dir, read_manifest(pkg_dir))
-    todo = missing_modules(modules, stored_vectors(pkg_dir, modules))
+    modules, stored = scan or scan_package(home.package_dir(package_id))
+    todo = missing_modules(modules, stored)
     entries = [(m, intent) for m in todo for intent in m.intents]
-    reporter.stage(f"deriving vectors for {package_id}", total=len(todo))
-    vectors = []
-    for m in todo:  # per module, so the bar moves; batches stay small and padded tightly
-        vectors.append(encoder.encode(list(m.intents)))
-        reporter.advance()
+    reporter.stage(f"deriving vectors for {package_id}", total=len(entries))
+    chunks = []
+    for start in range(0, len(entries), BATCH):  # batches padded to their longest intent
+        texts = [intent for _, intent in entries[start : start + BATCH]]
+        chunks.append(encoder.encode(texts, batch_size=BATCH))
+        reporter.advance(len(texts))
     dim = encoder.dimension
-    matrix = np.concatenate(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
-    save_derived(derived_path(home, package_id), entries, matrix, fingerprint)
+    matrix = np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)
+    save_derived(derived_path(home, package_id), entries, matrix, fingerprint, extra)
     return len(entries)
 
 
@@ -145,31 +163,55 @@ def finish(
     lock: Lockfile,
     *,
     reporter: Reporter | None = None,
+    cache_dir: Path | None = None,
 ) -> list[str]:
-    """After commit: drop stale derived data, sample-check and derive for new content."""
+    """After commit: drop stale derived data, sample-check and derive for new content.
+
+    cache_dir: where derived data is also kept by fingerprint (package content + model), so
+    a fresh home installing the same package with the same model encodes nothing.
+    """
     reporter = reporter or NullReporter()
     warnings: list[str] = []
     try:
         drop_stale(home, lock)
-        if lock.embeddings is None or not wants_embeddings(lock):
-            return warnings
-        encoder: Encoder | None = None
-        for pid, pkg in sorted(lock.packages.items()):
-            if not pkg.with_embeddings:
+    except OSError as exc:
+        warnings.append(f"embeddings: could not remove stale derived vectors: {exc}")
+    if lock.embeddings is None or not wants_embeddings(lock):
+        return warnings
+    encoder: Encoder | None = None
+    for pid, pkg in sorted(lock.packages.items()):
+        if not pkg.with_embeddings:
+            continue
+        fp = fingerprint(pkg, lock.embeddings)
+        # The tree and lock are committed: whatever goes wrong here is a warning (the next
+        # install or `export-embeddings` retries), never a failed command.
+        try:
+            target = derived_path(home, pid)
+            if derived_fingerprint(target) == fp:
                 continue
-            fp = fingerprint(pkg, lock.embeddings)
-            if derived_fingerprint(derived_path(home, pid)) == fp:
-                continue
-            encoder = encoder or encoder_for(home, config, lock.embeddings)
-            cos = sample_cosine(encoder, home.package_dir(pid))
-            if cos is not None and (math.isnan(cos) or cos < DRIFT_COSINE):
+            cached = (
+                cache_dir / "derived" / f"{sha256_bytes(fp.encode())}.npz" if cache_dir else None
+            )
+            loaded = read_derived(cached) if cached else None
+            if cached and loaded and loaded[0].get("fingerprint") == fp:
+                atomic_write_bytes(target, cached.read_bytes())  # same content, same model
+                cos = loaded[0].get("sample_cosine")
+            else:
+                encoder = encoder or encoder_for(home, config, lock.embeddings)
+                scan = scan_package(home.package_dir(pid))
+                cos = sample_cosine(encoder, scan[1])
+                derive_package(home, pid, encoder, fp, reporter, scan, {"sample_cosine": cos})
+                if cached:
+                    atomic_write_bytes(cached, target.read_bytes())
+            if isinstance(cos, float) and (math.isnan(cos) or cos < DRIFT_COSINE):
                 warnings.append(
                     f"{pid}: the installed model reproduces its stored vectors at cosine "
                     f"{cos:.3f} (< {DRIFT_COSINE}); semantic search may rank poorly"
                 )
-            derive_package(home, pid, encoder, fp, reporter)
-    except OntoskillsError as exc:
-        warnings.append(f"embeddings: {exc.message}")
+        except OntoskillsError as exc:
+            warnings.append(f"{pid}: embeddings: {exc.message}")
+        except Exception as exc:  # post-commit: report, never fail
+            warnings.append(f"{pid}: embeddings: {type(exc).__name__}: {exc}")
     return warnings
 
 

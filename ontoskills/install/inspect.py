@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import limits
-from ..embeddings.sync import doctor_checks as embeddings_checks
 from ..errors import NotFoundError, OntoskillsError
 from ..fsutil import sha256_bytes
 from ..lockfile import Lockfile, load
@@ -154,8 +153,11 @@ def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
     for pid, pkg in sorted(lock.packages.items()):
         report.packages[pid] = package_drift(home, pkg, fast=fast)
     report.unmanaged = [p for p in installed_package_dirs(home) if p not in lock.packages]
-    report.model_drift, emb_problems = embeddings_checks(home, lock, fast=fast)
-    report.problems += emb_problems
+    if lock.embeddings is not None or any(p.with_embeddings for p in lock.packages.values()):
+        from ..embeddings.sync import doctor_checks  # numpy & co. only when needed
+
+        report.model_drift, emb_problems = doctor_checks(home, lock, fast=fast)
+        report.problems += emb_problems
     if home.staging_dir.exists():
         report.staging = sorted(p.name for p in home.staging_dir.iterdir())
     owner = homelock.read_owner(home)

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..embeddings import sync as embeddings_sync
 from ..errors import (
     LocalChangesError,
     LockOutdatedError,
@@ -88,6 +87,10 @@ def embeddings_before_commit(
     session: Session, lock: Lockfile, opts: InstallOptions, txn: Transaction, report: Report
 ) -> None:
     """Model present and verified, staged vectors compatible; records [embeddings] in lock."""
+    if not (opts.model_path or any(p.with_embeddings for p in lock.packages.values())):
+        return
+    from ..embeddings import sync as embeddings_sync  # numpy & co. only when needed
+
     staged = {p: txn.dir / "new" / p for p in lock.packages if (txn.dir / "new" / p).is_dir()}
     report.warnings += embeddings_sync.prepare(
         session.home,
@@ -97,13 +100,23 @@ def embeddings_before_commit(
         model_path=opts.model_path,
         package_dirs=staged,
         reporter=session.reporter,
+        cache_dir=session.cache.root,
     )
 
 
 def embeddings_after_commit(session: Session, report: Report) -> None:
     """Sample-check stored vectors, derive missing ones, drop derived data of removed packages."""
+    lock = load(session.lockfile_path)
+    if lock.embeddings is None and not (session.home.derived_dir / "vectors").is_dir():
+        return
+    from ..embeddings import sync as embeddings_sync
+
     report.warnings += embeddings_sync.finish(
-        session.home, session.config, load(session.lockfile_path), reporter=session.reporter
+        session.home,
+        session.config,
+        lock,
+        reporter=session.reporter,
+        cache_dir=session.cache.root,
     )
 
 

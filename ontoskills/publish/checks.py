@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..fsutil import sha256_bytes
 from ..manifest import Manifest, parse_intents, parse_manifest
+from ..safety import find_hidden_unicode
 from .files import MANIFEST
 from .turtle import ModuleInfo, parse_module
 
@@ -186,6 +187,16 @@ def _check_modules(
             pc.modules[path] = parse_module(data, f"{pc.package_id}/{path}")
         except OntoskillsError as exc:
             pc.add("error", "turtle", exc.message, type(exc))
+            continue
+        hidden = find_hidden_unicode(data.decode("utf-8", "replace"))
+        if hidden:  # invisible text an agent reads but a reviewer does not see
+            pc.quirk(
+                strict,
+                "hidden-unicode",
+                f"{path} contains invisible or bidi characters "
+                f"({', '.join(sorted(set(hidden))[:3])})",
+                UnsafePathError,
+            )
     for s in m.skills:
         info = pc.modules.get(s.path)
         if info is None:

@@ -1,8 +1,8 @@
 """The git side of publishing (pygit2): author, commit, clone and push a publish branch.
 
-Credentials come from the environment only (ONTOSKILLS_TOKEN, else GITHUB_TOKEN for GitHub
-hosts), handed to libgit2 through RemoteCallbacks, never on a command line or in a URL that
-could be logged. A push that the remote rejects is an error, not a silent no-op.
+Credentials come from the environment only (ONTOSKILLS_TOKEN, GITHUB_TOKEN for GitHub hosts),
+through the git source's `TokenCallbacks` (sources/_gitremote.py), never on a command line or
+in a URL that could be logged. A push that the remote rejects is an error, not a silent no-op.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pygit2
 
-from ..errors import AuthError, NetworkError, UsageError
+from ..errors import NetworkError, OntoskillsError, UsageError
+from ..sources._gitremote import TokenCallbacks, git_error
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,13 @@ def author_for(
     name = name or os.environ.get("GIT_AUTHOR_NAME")
     email = email or os.environ.get("GIT_AUTHOR_EMAIL")
     if not (name and email):
-        config = repo.config if repo is not None else pygit2.Config.get_global_config()
-        name = name or _config_value(config, "user.name")
-        email = email or _config_value(config, "user.email")
+        try:
+            config = repo.config if repo is not None else pygit2.Config.get_global_config()
+        except (OSError, pygit2.GitError):  # no ~/.gitconfig at all
+            config = None
+        if config is not None:
+            name = name or _config_value(config, "user.name")
+            email = email or _config_value(config, "user.email")
     if not (name and email):
         raise UsageError(
             "no git author for the registry commit",
@@ -84,74 +88,39 @@ def commit_paths(
     return str(repo.create_commit("HEAD", sig, sig, message, tree, parents))
 
 
-def token_for(url: str, env: dict[str, str] | None = None) -> str | None:
-    env = env if env is not None else dict(os.environ)
-    host = urlsplit(url).hostname or ""
-    if env.get("ONTOSKILLS_TOKEN"):
-        return env["ONTOSKILLS_TOKEN"]
-    if env.get("GITHUB_TOKEN") and (host == "github.com" or host.endswith(".github.com")):
-        return env["GITHUB_TOKEN"]
-    return None
+class _PushCallbacks(TokenCallbacks):
+    """The sources' token callbacks plus the per-reference verdict of a push."""
 
-
-class _Callbacks(pygit2.RemoteCallbacks):
-    def __init__(self, token: str | None) -> None:
-        super().__init__()
-        self.token = token
+    def __init__(self, remote_url: str) -> None:
+        super().__init__(remote_url)
         self.rejected: dict[str, str] = {}
-        self._tries = 0
-
-    def credentials(self, url, username_from_url, allowed_types):  # type: ignore[no-untyped-def]
-        self._tries += 1
-        if self.token is None or self._tries > 1:
-            raise AuthError(
-                f"the git remote {_redact(url)} asks for credentials",
-                hint="set ONTOSKILLS_TOKEN (or GITHUB_TOKEN for GitHub) with write access",
-            )
-        return pygit2.UserPass("x-access-token", self.token)
 
     def push_update_reference(self, refname, message):  # type: ignore[no-untyped-def]
         if message:
             self.rejected[refname] = message
 
 
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    return url.replace(parts.password, "***") if parts.password else url
-
-
 def clone(url: str, dest: Path) -> pygit2.Repository:
     try:
-        return pygit2.clone_repository(url, str(dest), callbacks=_Callbacks(token_for(url)))
-    except AuthError:
-        raise
-    except (pygit2.GitError, ValueError) as exc:
-        raise _git_error("clone", url, exc) from None
+        return pygit2.clone_repository(url, str(dest), callbacks=TokenCallbacks(url))
+    except (pygit2.GitError, ValueError, OntoskillsError) as exc:
+        raise git_error(exc, url, "clone") from None
 
 
 def push_branch(repo: pygit2.Repository, url: str, branch: str, commit: str) -> None:
     """Create refs/heads/<branch> at commit and push it; refuse to overwrite a remote branch."""
     ref = f"refs/heads/{branch}"
     repo.references.create(ref, pygit2.Oid(hex=commit), force=True)
-    callbacks = _Callbacks(token_for(url))
+    callbacks = _PushCallbacks(url)
     try:
         repo.remotes["origin"].push([ref], callbacks=callbacks)
-    except AuthError:
-        raise
-    except (pygit2.GitError, ValueError) as exc:
+    except (pygit2.GitError, ValueError, OntoskillsError) as exc:
         if "fastforward" in str(exc) or "fast-forward" in str(exc):
             callbacks.rejected[ref] = str(exc)
         else:
-            raise _git_error("push", url, exc) from None
+            raise git_error(exc, url, "push") from None
     if callbacks.rejected:
         raise NetworkError(
             f"the remote refused the push of {branch}: {callbacks.rejected.get(ref)}",
             hint="a branch with this name may already exist: bump the version",
         )
-
-
-def _git_error(verb: str, url: str, exc: Exception) -> Exception:
-    text = str(exc)
-    if any(s in text for s in ("401", "403", "authentication", "credentials")):
-        return AuthError(f"git {verb} {_redact(url)}: {text}", hint="set ONTOSKILLS_TOKEN")
-    return NetworkError(f"git {verb} {_redact(url)} failed: {text}")

@@ -23,11 +23,14 @@ from typing import Any
 import filelock
 
 from .. import limits
-from ..errors import BusyError, IntegrityError, NotFoundError
+from ..errors import BusyError, IntegrityError, NotFoundError, UsageError
 from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
+from ..sources._gitremote import is_network_remote
+from ..sources.sparse import CONFIG as SPARSE_CONFIG
+from ..sources.sparse import write_sparse_index
 from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
@@ -114,6 +117,11 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         kind = "git" if gitops.is_repo(local) else "folder"
         with _registry_lock(local, dry_run=opts.dry_run):
             return _publish_into(pkg, local, kind, opts, rep, own=True)
+    if "://" not in location and not is_network_remote(location) and not local.exists():
+        raise UsageError(
+            f"registry {location} does not exist",
+            hint=f"create it with `ontoskills registry init {location}`",
+        )
     if opts.trust is not None:
         rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
     rep.stage(f"cloning {location}")
@@ -194,15 +202,21 @@ def _publish_into(
     if opts.dry_run:
         return result
 
+    repo = author = None
+    if kind != "folder":  # before writing: a missing author must leave the registry untouched
+        repo = gitops.pygit2.Repository(str(root))
+        author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
     _install_package(pkg, root, pkg_rel)
     atomic_write_bytes(root / INDEX, new_index)
-    if kind == "folder":
+    sparse = (root / SPARSE_CONFIG).is_file()
+    if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
+        write_sparse_index(root)
+    if repo is None or author is None:
         return result
-    repo = gitops.pygit2.Repository(str(root))
-    author = gitops.author_for(repo, opts.author_name, opts.author_email)
     message = opts.message or f"Publish {pid} {m.version}"
-    result.commit = gitops.commit_paths(repo, [pkg_rel, INDEX], message, author)
+    paths = [pkg_rel, INDEX, *(["index"] if sparse else [])]
+    result.commit = gitops.commit_paths(repo, paths, message, author)
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")

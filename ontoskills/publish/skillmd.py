@@ -129,7 +129,7 @@ def _block(g: _Graph, tokens: list[Token], i: int, lines: list[str], order: int)
     if tok.type == "paragraph_open":
         node = g.typed("Paragraph")
         g.add(node, "blockType", "paragraph")
-        g.add(node, "textContent", tokens[i + 1].content)
+        g.add(node, "textContent", tokens[i + 1].content.replace("\n", " "))  # soft breaks
     elif tok.type in ("fence", "code_block"):
         node = g.typed("CodeExample")
         g.add(node, "blockType", "code_block")
@@ -154,7 +154,15 @@ def _block(g: _Graph, tokens: list[Token], i: int, lines: list[str], order: int)
         node = g.typed("BlockQuote")
         g.add(node, "blockType", "blockquote")
         g.add(node, "quoteContent", re.sub(r"(?m)^\s*> ?", "", raw))
-    else:  # tables, html, rules: kept as their markdown text
+    elif tok.type == "table_open":
+        node = g.typed("Table")
+        g.add(node, "blockType", "table")
+        g.add(node, "tableMarkdown", raw)
+    elif tok.type == "html_block":
+        node = g.typed("HTMLBlock")
+        g.add(node, "blockType", "html_block")
+        g.add(node, "htmlContent", tok.content)
+    else:  # rules and anything else: kept as their markdown text
         node = g.typed("Paragraph")
         g.add(node, "blockType", "paragraph")
         g.add(node, "textContent", raw)

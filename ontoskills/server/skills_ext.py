@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 import yaml
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
@@ -154,3 +154,19 @@ def install(server: Server[Any], call: Call, min_trust: str | None) -> None:
     server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
     server.add_request_handler("skills/get", GetSkillParams, get_skill)
     server.extensions[IDENTIFIER] = {}
+    server.middleware.append(_declare_on_handshake)
+
+
+async def _declare_on_handshake(ctx: ServerRequestContext[Any], call_next: CallNext) -> Any:
+    """Also declare the extension in a handshake-era `initialize` result.
+
+    The SDK sieves `capabilities.extensions` out of 2025-era results (those schemas predate
+    it), yet hosts on handshake connections (the MCP Inspector among them) look for it there
+    before calling `skills/*`. Older clients ignore the unknown key.
+    """
+    result = await call_next(ctx)
+    if ctx.method == "initialize" and isinstance(result, dict):
+        caps = result.get("capabilities")
+        if isinstance(caps, dict):
+            caps.setdefault("extensions", {}).setdefault(IDENTIFIER, {})
+    return result

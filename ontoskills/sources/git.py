@@ -28,7 +28,7 @@ from ..errors import (
     UnsafePathError,
     UsageError,
 )
-from ..fsutil import CHUNK
+from ..fsutil import CHUNK, remove_tree
 from ..manifest import parse_index
 from ..safety import check_relpath
 from ._auth import check_transport
@@ -85,10 +85,21 @@ class GitSource:
     def _open_repo(self) -> pygit2.Repository:
         if (self.clone_dir / "HEAD").is_file():
             return pygit2.Repository(str(self.clone_dir))
+        if self.options.offline:
+            raise self._offline_miss(self.pin[:12] if self.pin else self.ref or "HEAD")
         self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
-        repo = pygit2.init_repository(str(self.clone_dir), bare=True)
-        repo.remotes.create_anonymous(self.remote_url)  # validates the URL early
-        return repo
+        if not self.network:
+            # A local clone hard-links the object files: ~50x faster than packing a fetch.
+            tmp = self.clone_dir.with_name(self.clone_dir.name + ".tmp")
+            remove_tree(tmp)
+            try:
+                pygit2.clone_repository(self.remote_url, str(tmp), bare=True)
+            except (pygit2.GitError, ValueError, KeyError) as exc:
+                remove_tree(tmp)
+                raise git_error(exc, self.remote_url, "clone") from None
+            tmp.rename(self.clone_dir)
+            return pygit2.Repository(str(self.clone_dir))
+        return pygit2.init_repository(str(self.clone_dir), bare=True)
 
     def _fetch(self, repo: pygit2.Repository, refspecs: list[str]) -> None:
         remote = repo.remotes.create_anonymous(self.remote_url)
@@ -251,6 +262,8 @@ class GitSource:
         tree = self._walk_to(package_root) if package_root else self._ensure().tree
         if not isinstance(tree, pygit2.Tree):
             raise NotFoundError(f"{self.config.name}: {package_root} is not a folder")
+        odb = self._repo.odb if self._repo is not None else None
+        assert odb is not None  # _walk_to/_ensure opened the repository
         out: list[RemoteFile] = []
         stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
         while stack:
@@ -261,9 +274,8 @@ class GitSource:
                 if isinstance(entry, pygit2.Tree):
                     stack.append((rel + "/", entry))
                 elif entry.filemode in _FILE_MODES and isinstance(entry, pygit2.Blob):
-                    out.append(
-                        RemoteFile(rel, entry.size, entry.filemode == FileMode.BLOB_EXECUTABLE)
-                    )
+                    size = odb.read_header(entry.id)[1]  # no inflating the whole blob twice
+                    out.append(RemoteFile(rel, size, entry.filemode == FileMode.BLOB_EXECUTABLE))
                 else:
                     raise UnsafePathError(f"{self.config.name}: {package_root}/{rel} is not a file")
         return sorted(out, key=lambda f: f.path)

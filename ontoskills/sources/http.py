@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
+MIN_RATE = 1024  # bytes/s averaged over a transfer, enforced after 2x the read timeout
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -97,6 +99,8 @@ class HttpSource:
     @property
     def client(self) -> httpx.Client:
         with self._client_lock:
+            if self._closed.is_set():  # never reopen behind close(): Ctrl-C is under way
+                raise KeyboardInterrupt
             if self._client is None:
                 timeout = httpx.Timeout(self.options.timeout, connect=min(self.options.timeout, 15))
                 pool = max(4, self.options.parallel + 2)
@@ -251,6 +255,8 @@ class HttpSource:
                 )
         h = hashlib.sha256()
         size = 0
+        start = time.monotonic()
+        grace = 2 * self.options.timeout
 
         def emit(data: bytes) -> None:
             nonlocal size
@@ -262,18 +268,24 @@ class HttpSource:
             h.update(data)
             sink(data)
 
-        for raw in resp.iter_raw(CHUNK):
+        received = 0
+        for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
             if self._closed.is_set():
                 raise KeyboardInterrupt
+            received += len(raw)
+            elapsed = time.monotonic() - start
+            # A server dripping a byte just inside the read timeout would hold us forever.
+            if elapsed > grace and received / elapsed < MIN_RATE:
+                raise _Retryable(f"transfer slower than {MIN_RATE} B/s")
             if decoder is None:
                 emit(raw)
                 continue
             data = raw
             while data:  # inflate at most CHUNK at a time: a gzip bomb cannot flood memory
-                emit(decoder.decompress(data, CHUNK))
+                emit(_inflate(decoder, data))
                 data = decoder.unconsumed_tail
         if decoder is not None:
-            while out := decoder.decompress(b"", CHUNK):
+            while out := _inflate(decoder, b""):
                 emit(out)
             if not decoder.eof:
                 raise _Retryable("truncated compressed body")
@@ -343,6 +355,13 @@ class HttpSource:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
+    try:
+        return decoder.decompress(data, CHUNK)
+    except zlib.error:  # a body that claims gzip but is not: like a cut transfer, retry it
+        raise _Retryable("corrupt compressed body") from None
 
 
 def _read_verified(cached: tuple[_Meta, Path] | None) -> bytes | None:

@@ -13,6 +13,7 @@ recorded with its headers so tests can assert what the client sent (tokens inclu
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import http.server
@@ -35,7 +36,9 @@ class Fault:
     kind: "status" (send `status` with `headers`), "drop" (close without a response),
     "stall" (send nothing for `seconds`, then close), "truncate" (announce the full length,
     send half the body, close), "slow" (send the body `chunk` bytes every `seconds`),
-    "redirect" (`status` 302 to `location` + the request path when location ends with '/').
+    "redirect" (`status` 302 to `location` + the request path when location ends with '/'),
+    "raw" (send `status`, `headers` and `body` as given: a Content-Length header in `headers`
+    is sent as is, so it can lie), "flood" (200 with no length, `size` bytes of zeros, close).
     """
 
     kind: str
@@ -44,6 +47,8 @@ class Fault:
     seconds: float = 0.0
     chunk: int = 1024
     location: str = ""
+    body: bytes = b""
+    size: int = 0
 
 
 @dataclass
@@ -59,6 +64,14 @@ class _Rule:
     remaining: int | None  # None: forever
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # parallel clients must not see dropped SYNs
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # clients we SIGKILL or cut off mid-request are the point, not news
+
+
 class FaultServer:
     def __init__(self, root: Path | None = None, *, gzip_bodies: bool = False) -> None:
         self.root = root
@@ -71,6 +84,7 @@ class FaultServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else Nagle + delayed ACK add 40 ms per request
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -78,8 +92,7 @@ class FaultServer:
             def do_GET(self) -> None:
                 server._handle(self)
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
@@ -133,6 +146,10 @@ class FaultServer:
                 else fault.location
             )
             self._send(req, fault.status, b"", {"Location": target})
+        elif fault.kind == "raw":
+            self._send_raw(req, fault)
+        elif fault.kind == "flood":
+            self._flood(req, fault.size)
         elif fault.kind == "drop":
             self._hang_up(req)
         elif fault.kind == "stall":
@@ -204,6 +221,32 @@ class FaultServer:
         req.end_headers()
         if body_allowed and body:
             req.wfile.write(body)
+
+    @staticmethod
+    def _send_raw(req: http.server.BaseHTTPRequestHandler, fault: Fault) -> None:
+        req.send_response(fault.status)
+        for key, value in fault.headers.items():
+            req.send_header(key, value)
+        if "Content-Length" not in fault.headers:
+            req.send_header("Content-Length", str(len(fault.body)))
+        req.end_headers()
+        with contextlib.suppress(OSError):
+            req.wfile.write(fault.body)
+        FaultServer._hang_up(req)
+
+    def _flood(self, req: http.server.BaseHTTPRequestHandler, size: int) -> None:
+        req.send_response(200)
+        req.send_header("Connection", "close")
+        req.end_headers()
+        block = b"\0" * 65536
+        sent = 0
+        while sent < size and not self._stopping.is_set():
+            try:
+                req.wfile.write(block)
+            except OSError:  # the client stopped reading at its limit
+                break
+            sent += len(block)
+        self._hang_up(req)
 
     @staticmethod
     def _hang_up(req: http.server.BaseHTTPRequestHandler) -> None:

@@ -11,14 +11,28 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from ontoskills import limits
+from ontoskills.errors import OntoskillsError
 from ontoskills.publish.pack import pack
+from ontoskills.publish.publish import PublishOptions
+from ontoskills.publish.publish import publish as publish_domain
+from ontoskills.publish.skillmd import convert
 from tests.conftest import CliRunner
 
-from .conftest import GIT_ENV, make_package, refs, tree_state
+from .conftest import GIT_ENV, make_package, make_source, refs, tree_state
 
 
 def publish(cli: CliRunner, pkg: Path, registry: Path | str, *args: str):  # type: ignore[no-untyped-def]
     return cli("publish", str(pkg), "--registry", str(registry), *args, extra_env=GIT_ENV)
+
+
+def inproc(pkg: Path, registry: Path, **opts: object) -> tuple[int, str]:
+    """The publish domain call in this process (fast): (exit code, message)."""
+    try:
+        publish_domain(pkg, PublishOptions(registry=str(registry), **opts))  # type: ignore[arg-type]
+    except OntoskillsError as exc:
+        return exc.exit_code, exc.message
+    return 0, ""
 
 
 def rewrite_manifest(pkg: Path, edit: Callable[[dict], None]) -> None:
@@ -84,13 +98,18 @@ def _bump(tmp_path: Path, version: str) -> Path:
     ],
 )
 def test_version_must_be_new_and_greater(
-    tmp_path: Path, cli: CliRunner, git_registry: Path, second: str, code: int, message: str
+    tmp_path: Path,
+    git_registry: Path,
+    git_env: dict[str, str],
+    second: str,
+    code: int,
+    message: str,
 ) -> None:
-    assert publish(cli, _bump(tmp_path, "1.0.0"), git_registry).returncode == 0
+    assert inproc(_bump(tmp_path, "1.0.0"), git_registry) == (0, "")
     pkg = make_package(tmp_path, version=second, name=f"second-{second}")
     before, before_refs = tree_state(git_registry), refs(git_registry)
-    proc = publish(cli, pkg, git_registry)
-    assert proc.returncode == code and message in proc.stderr
+    got, text = inproc(pkg, git_registry)
+    assert got == code and message in text
     assert tree_state(git_registry) == before and refs(git_registry) == before_refs
 
 
@@ -209,8 +228,9 @@ def _too_big(pkg: Path) -> None:
 )
 def test_invalid_packages_are_refused_and_nothing_is_written(
     tmp_path: Path,
-    cli: CliRunner,
     git_registry: Path,
+    git_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
     breaker: Callable[[Path], None],
     code: int,
     message: str,
@@ -218,24 +238,48 @@ def test_invalid_packages_are_refused_and_nothing_is_written(
 ) -> None:
     pkg = make_package(tmp_path)
     breaker(pkg)
+    if env:  # limits are read at import; the CLI test below covers the variable itself
+        monkeypatch.setattr(limits, "MAX_FILE_BYTES", int(env["ONTOSKILLS_MAX_FILE_MB"]) << 20)
     before, before_refs = tree_state(git_registry), refs(git_registry)
-    proc = cli("publish", str(pkg), "--registry", str(git_registry), extra_env={**GIT_ENV, **env})
-    assert proc.returncode == code, proc.stderr
-    assert message in proc.stderr
+    got, text = inproc(pkg, git_registry)
+    assert (got, message in text) == (code, True), text
     assert tree_state(git_registry) == before and refs(git_registry) == before_refs
+
+
+def test_refusal_through_the_cli_exit_code_and_hint(
+    tmp_path: Path, cli: CliRunner, git_registry: Path
+) -> None:
+    pkg = make_package(tmp_path)
+    _too_big(pkg)
+    before = tree_state(git_registry)
+    proc = cli(
+        "publish",
+        str(pkg),
+        "--registry",
+        str(git_registry),
+        "--json",
+        extra_env={**GIT_ENV, "ONTOSKILLS_MAX_FILE_MB": "1"},
+    )
+    assert proc.returncode == 4
+    err = json.loads(proc.stdout)["error"]
+    assert "exceeds the file size limit" in err["message"] and err["exit_code"] == 4
+    assert "ontoskills pack" in err["hint"]
+    assert tree_state(git_registry) == before
 
 
 def test_confusable_name_refused_unless_forced(
     tmp_path: Path, cli: CliRunner, folder_registry: Path
 ) -> None:
     assert publish(cli, make_package(tmp_path, "acme/tools"), folder_registry).returncode == 0
-    for i, lookalike in enumerate(("acme/too1s", "acme/tool", "acrne/tools")):
+    for i, lookalike in enumerate(("acme/too1s", "acme/tool", "acrne/tools", "acme/tools_")):
         pkg = make_package(tmp_path, lookalike, name=f"look{i}")
         before = tree_state(folder_registry)
-        proc = publish(cli, pkg, folder_registry)
-        assert proc.returncode == 4, lookalike
-        assert f"{lookalike} is too close to the existing package acme/tools" in proc.stderr
+        code, text = inproc(pkg, folder_registry)
+        assert code == 4, lookalike
+        assert f"{lookalike} is too close to the existing package acme/tools" in text
         assert tree_state(folder_registry) == before
+    proc = publish(cli, make_package(tmp_path, "acme/t0ols", name="cli"), folder_registry)
+    assert proc.returncode == 4 and "--force" in proc.stderr
     forced = make_package(tmp_path, "acme/tool", name="forced")
     assert publish(cli, forced, folder_registry, "--force").returncode == 0
     distinct = make_package(tmp_path, "acme/toolbox", name="distinct")
@@ -259,3 +303,19 @@ def test_unknown_registry_and_missing_manifest(tmp_path: Path, cli: CliRunner) -
     assert proc.returncode == 2 and "has no index.json" in proc.stderr
     proc = publish(cli, tmp_path, empty)
     assert proc.returncode == 7 and "has no package.json" in proc.stderr
+
+
+def test_hidden_unicode_and_missing_registry_are_refused(
+    tmp_path: Path, folder_registry: Path
+) -> None:
+    src = make_source(tmp_path / "src")
+    skill = src / "lint" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("Use this skill", "Use this\u202eskill"))
+    pkg = tmp_path / "pkg"
+    convert(src, pkg)
+    before = tree_state(folder_registry)
+    code, text = inproc(pkg, folder_registry)
+    assert code == 4 and "invisible or bidi characters (U+202E)" in text
+    assert tree_state(folder_registry) == before
+    code, text = inproc(make_package(tmp_path), tmp_path / "nowhere")
+    assert code == 2 and "does not exist" in text

@@ -101,6 +101,9 @@ def test_publish_to_remote_pushes_a_branch(tmp_path: Path, cli: CliRunner) -> No
     before = refs(bare)
     pkg = make_package(tmp_path)
     url = bare.as_uri()
+    dry = cli("publish", str(pkg), "--registry", url, "--dry-run", "--json", extra_env=GIT_ENV)
+    assert dry.returncode == 0 and json.loads(dry.stdout)["branch"] is None
+    assert refs(bare) == before, "a dry run pushes nothing"
     proc = cli("publish", str(pkg), "--registry", url, "--json", extra_env=GIT_ENV)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -122,24 +125,6 @@ def test_publish_to_remote_pushes_a_branch(tmp_path: Path, cli: CliRunner) -> No
     proc = cli("publish", str(again), "--registry", url, extra_env=GIT_ENV)
     assert proc.returncode == 5 and "refused the push" in proc.stderr
     assert refs(bare)["refs/heads/publish/acme/tools/1.0.0"] == doc["commit"]
-
-
-def test_remote_asks_for_credentials_without_token(tmp_path: Path) -> None:
-    from ontoskills.errors import AuthError
-    from ontoskills.publish.gitops import _Callbacks, token_for
-
-    assert token_for("https://github.com/a/b.git", {"GITHUB_TOKEN": "t"}) == "t"
-    assert token_for("https://example.com/a.git", {"GITHUB_TOKEN": "t"}) is None
-    assert token_for("https://example.com/a.git", {"ONTOSKILLS_TOKEN": "o"}) == "o"
-    with pytest.raises(AuthError, match="asks for credentials"):
-        _Callbacks(None).credentials("https://example.com/a.git", None, 0)
-    cb = _Callbacks("secret")
-    assert cb.credentials("https://example.com/a.git", None, 0).credential_tuple == (
-        "x-access-token",
-        "secret",
-    )
-    with pytest.raises(AuthError):  # a rejected token is not retried forever
-        cb.credentials("https://example.com/a.git", None, 0)
 
 
 CONCURRENT = """
@@ -172,3 +157,61 @@ def test_concurrent_publishes_stay_consistent(tmp_path: Path, git_registry: Path
     assert len(log) == 7 and sorted(log[:6]) == sorted(f"Publish {n} 1.0.0" for n in names)
     assert not pygit2.Repository(str(git_registry)).status()
     assert not list((git_registry / "packages").rglob(".*")), "no staging leftovers"
+
+
+def test_verify_over_git_url_and_http(
+    tmp_path: Path,
+    cli: CliRunner,
+    git_registry: Path,
+    httpserver,  # type: ignore[no-untyped-def]
+) -> None:
+    from tests.helpers.http import serve_folder
+
+    pkg = make_package(tmp_path)
+    assert (
+        cli("publish", str(pkg), "--registry", str(git_registry), extra_env=GIT_ENV).returncode == 0
+    )
+    bare = tmp_path / "remote.git"
+    pygit2.clone_repository(str(git_registry), str(bare), bare=True)
+    doc = json.loads(cli("registry", "verify", bare.as_uri(), "--json").stdout)
+    head = str(pygit2.Repository(str(git_registry)).head.target)
+    assert doc["ok"] and doc["commit"] == head and doc["summary"]["files_checked"] == 3
+    url = serve_folder(httpserver, git_registry)
+    doc = json.loads(cli("registry", "verify", url, "--json").stdout)
+    assert doc["ok"] and doc["summary"]["files_checked"] == 3 and doc["commit"] is None
+    (git_registry / "packages/acme/tools/lint/ontoskill.ttl").write_text("tampered")
+    proc = cli("registry", "verify", url, "--json")
+    assert proc.returncode == 4
+    codes = {f["code"] for f in json.loads(proc.stdout)["findings"]}
+    assert "hash-mismatch" in codes and "turtle" in codes  # and the tampered module is invalid
+
+
+def test_commit_author_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ontoskills.publish.gitops import author_for, init_repo
+
+    repo = init_repo(tmp_path / "r")
+    repo.config["user.name"] = "Config Name"
+    repo.config["user.email"] = "config@example.invalid"
+    monkeypatch.delenv("GIT_AUTHOR_NAME", raising=False)
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL", raising=False)
+    assert author_for(repo).name == "Config Name"
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Env Name")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "env@example.invalid")
+    assert author_for(repo).name == "Env Name"
+    assert author_for(repo, "Flag", "flag@example.invalid").email == "flag@example.invalid"
+
+
+def test_no_author_anywhere_is_a_usage_error(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    nohome = str(tmp_path / "nohome")
+    proc = cli(
+        "registry",
+        "init",
+        str(tmp_path / "reg"),
+        extra_env={"HOME": nohome, "XDG_CONFIG_HOME": nohome, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    assert proc.returncode == 2 and "no git author" in proc.stderr
+    assert "GIT_AUTHOR_NAME" in proc.stderr  # the hint names every way to set it

@@ -12,7 +12,6 @@ import queue
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 from tests.conftest import REPO
@@ -31,8 +30,12 @@ class RawServer:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.raw: list[bytes] = []
         self.stderr = b""
-        threading.Thread(target=self._pump, daemon=True).start()
-        threading.Thread(target=self._drain_err, daemon=True).start()
+        self._threads = [
+            threading.Thread(target=self._pump, daemon=True),
+            threading.Thread(target=self._drain_err, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
         self._next_id = 0
 
     def _pump(self) -> None:
@@ -86,10 +89,13 @@ class RawServer:
         if self.proc.stdin is not None and not self.proc.stdin.closed:
             self.proc.stdin.close()
         try:
-            return self.proc.wait(timeout=timeout)
+            code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
+        for thread in self._threads:  # all of stdout/stderr captured before we return
+            thread.join(timeout)
+        return code
 
     def __enter__(self) -> RawServer:
         return self
@@ -97,7 +103,3 @@ class RawServer:
     def __exit__(self, *exc: object) -> None:
         if self.proc.poll() is None:
             self.close()
-
-
-def home_env(env: dict[str, str], home: Path) -> dict[str, str]:
-    return {**env, "ONTOSKILLS_HOME": str(home)}

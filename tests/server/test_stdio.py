@@ -156,3 +156,44 @@ def test_skills_extension(installed: Path, serve_env: dict[str, str]) -> None:
         front = yaml.safe_load(text.split("---\n")[1])
         assert front == entry["frontmatter"]
         assert raw.close() == 0
+
+
+@pytest.mark.parametrize("verify", ["full", "fast", "none"])
+def test_tampered_file_is_not_served_and_reported_on_stderr(
+    installed: Path, serve_env: dict[str, str], verify: str
+) -> None:
+    module = installed / "ontologies/author/acme/devtools/reviewing/ontoskill.ttl"
+    module.write_bytes(module.read_bytes() + b"\n# tampered\n")
+    with RawServer(serve_env, "serve", "--verify", verify) as raw:
+        raw.initialize("2025-11-25")
+        result = _call(raw, "review code before merge", top_k=50)["structuredContent"]
+        served = [r["skill"] for r in result["results"]]
+        assert raw.close() == 0
+    stderr = raw.stderr.decode()
+    if verify == "none":
+        assert "acme/devtools/reviewing" in served
+    else:
+        assert "acme/devtools/reviewing" not in served
+        assert "reviewing/ontoskill.ttl" in stderr, stderr
+    for line in raw.raw:
+        assert _is_jsonrpc(json.loads(line))
+
+
+def test_pipelined_requests_all_answered(installed: Path, serve_env: dict[str, str]) -> None:
+    queries = ["debug failing tests", "review code", "add color", "plan", "acme/devtools/planning"]
+    with RawServer(serve_env, "serve") as raw:
+        raw.initialize("2025-11-25")
+        for i in range(40):  # written back to back, before reading any reply
+            q = queries[i % len(queries)]
+            params = {"name": TOOL_NAME, "arguments": {"q": q, "top_k": 3}}
+            raw.send({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": params})
+        replies = {}
+        for _ in range(40):
+            reply = raw.read()
+            replies[reply["id"]] = reply
+        assert raw.close() == 0
+    assert set(replies) == set(range(1000, 1040))
+    for i, reply in replies.items():
+        assert not reply["result"].get("isError"), reply
+        kind = reply["result"]["structuredContent"]["kind"]
+        assert kind == ("skill" if queries[(i - 1000) % len(queries)].count("/") else "search")

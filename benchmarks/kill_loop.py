@@ -1,0 +1,288 @@
+"""SIGKILL at random points of install, update, ci and remove; every kill is followed by
+`doctor` and a re-run that must converge to exactly the tree and lock an uninterrupted run
+produces (then `doctor` must be clean). Registries: folder, loopback HTTP, local git.
+
+    python benchmarks/kill_loop.py [--iterations 60] [--seed 1] [--kinds folder,http,git]
+
+Prints one row per (operation, source) with kills that landed mid-run, re-runs that
+converged, lock states seen right after the kill (old/new, never anything else) and time.
+tests/hardening/test_kill_loop.py runs a handful of the same iterations in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.helpers.faults import FaultServer  # noqa: E402
+from tests.helpers.registry import (  # noqa: E402
+    PackageSpec,
+    SkillSpec,
+    build_registry,
+    commit_all,
+    sample_packages,
+)
+
+OPS = ("install", "update", "ci", "remove")
+Snapshot = dict[str, tuple[str, bool] | bytes]
+
+
+def packages(version: str) -> list[PackageSpec]:
+    """sample_packages + one package big enough (180 assets, ~2 MB) to be killed mid-way."""
+    rnd = random.Random(version)
+    skills = [SkillSpec(f"skill-{i:03d}", f"skill {i} {version}") for i in range(40)]
+    assets = {
+        f"skill-{i:03d}/data/blob-{j}.bin": (rnd.randbytes(12_000), j == 0)
+        for i in range(40)
+        for j in range(4)
+    }
+    big = PackageSpec(id="big/pkg", version=version, skills=skills, assets=assets)
+    specs = sample_packages()
+    for s in specs:
+        s.version = version
+        s.skills[0].description += f" {version}"
+    return [*specs, big]
+
+
+def snapshot(home: Path, lockfile: Path) -> Snapshot:
+    out: Snapshot = {}
+    tree = home / "ontologies"
+    if tree.exists():
+        for p in sorted(tree.rglob("*")):
+            if p.is_file():
+                # system/index.*.ttl hold absolute file: IRIs of this home
+                data = p.read_bytes().replace(home.as_uri().encode(), b"file:///HOME")
+                out[p.relative_to(home).as_posix()] = (
+                    hashlib.sha256(data).hexdigest(),
+                    bool(p.stat().st_mode & 0o100),
+                )
+    out["LOCK"] = lockfile.read_bytes() if lockfile.exists() else b""
+    return out
+
+
+@dataclass
+class World:
+    """Registries (v1 -> v2) in three kinds and, per kind, the start homes for each op."""
+
+    base: Path
+    kinds: tuple[str, ...]
+    urls: dict[str, str] = field(default_factory=dict)
+    starts: dict[tuple[str, str], Path] = field(default_factory=dict)  # (kind, op) -> dir
+    refs: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+    server: FaultServer | None = None
+
+    def env(self, run_dir: Path) -> dict[str, str]:
+        return {
+            **os.environ,
+            "ONTOSKILLS_HOME": str(run_dir / "home"),
+            "ONTOSKILLS_CACHE_DIR": str(run_dir / "cache"),
+            "PYTHONPATH": str(REPO),
+            "NO_COLOR": "1",
+            "ONTOSKILLS_RETRY_BASE": "0.01",
+            "ONTOSKILLS_LOCK_TIMEOUT": "60",
+        }
+
+    def cli(self, run_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ontoskills", *args],
+            env=self.env(run_dir),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
+
+    def op_args(self, kind: str, op: str) -> list[str]:
+        reg = ["--registry", self.urls[kind]]
+        return {
+            "install": [*reg, "install", "big/pkg", "acme/design"],
+            "update": [*reg, "update"],
+            "ci": ["ci"],
+            "remove": ["remove", "big/pkg", "acme/design"],
+        }[op]
+
+
+def _must(proc: subprocess.CompletedProcess[str]) -> None:
+    if proc.returncode != 0:
+        raise RuntimeError(f"{proc.args} exited {proc.returncode}:\n{proc.stderr}")
+
+
+@contextmanager
+def world(base: Path, kinds: tuple[str, ...]) -> Iterator[World]:
+    """Build v1 registries, the start homes against v1, then move every registry to v2."""
+    w = World(base, kinds)
+    reg = build_registry(base / "reg", packages("1.0.0"))
+    git_dir = base / "reg-git"
+    shutil.copytree(reg, git_dir)
+    commit_all(git_dir, "v1")
+    with FaultServer(reg) as srv:
+        w.server = srv
+        w.urls = {"folder": str(reg), "http": srv.url, "git": str(git_dir)}
+        for kind in kinds:
+            s0 = base / f"start-{kind}-s0"
+            _must(w.cli(s0, "--registry", w.urls[kind], "install", "acme/devtools"))
+            s1 = base / f"start-{kind}-s1"
+            _must(
+                w.cli(
+                    s1,
+                    "--registry",
+                    w.urls[kind],
+                    "install",
+                    "acme/devtools",
+                    "acme/design",
+                    "big/pkg",
+                )
+            )
+            w.starts[(kind, "install")] = s0
+            w.starts[(kind, "update")] = s1
+            w.starts[(kind, "remove")] = s1
+        # v2: every file of every package changes; the folder/HTTP tree in place, git by commit
+        shutil.rmtree(reg)
+        build_registry(reg, packages("2.0.0"))
+        shutil.rmtree(git_dir / "packages")
+        build_registry(git_dir, packages("2.0.0"))
+        commit_all(git_dir, "v2")
+        for kind in kinds:
+            # ci starts from the v1 tree with the lock an update to v2 writes
+            ref_upd = base / f"ref-{kind}-update-lock"
+            shutil.copytree(w.starts[(kind, "update")], ref_upd, symlinks=True)
+            _must(w.cli(ref_upd, *w.op_args(kind, "update")))
+            ci_start = base / f"start-{kind}-ci"
+            shutil.copytree(w.starts[(kind, "update")], ci_start, symlinks=True)
+            shutil.copyfile(ref_upd / "home/ontoskills.lock", ci_start / "home/ontoskills.lock")
+            w.starts[(kind, "ci")] = ci_start
+            for op in OPS:
+                ref = base / f"ref-{kind}-{op}"
+                shutil.copytree(w.starts[(kind, op)], ref, symlinks=True)
+                t = time.perf_counter()
+                _must(w.cli(ref, *w.op_args(kind, op)))
+                w.refs[(kind, op)] = snapshot(ref / "home", ref / "home/ontoskills.lock")
+                w.refs[(kind, f"{op}-seconds")] = time.perf_counter() - t  # type: ignore[assignment]
+        yield w
+
+
+@dataclass
+class Outcome:
+    killed_mid_run: bool
+    lock_after_kill: str  # "old" | "new" | "other"
+    doctor_exit: int
+    rerun_exit: int
+    converged: bool
+    seconds: float
+    why: list[str] = field(default_factory=list)  # what differed when not converged
+
+
+def one_iteration(w: World, kind: str, op: str, rng: random.Random, run_dir: Path) -> Outcome:
+    t0 = time.perf_counter()
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    shutil.copytree(w.starts[(kind, op)], run_dir, symlinks=True)
+    home, lock = run_dir / "home", run_dir / "home/ontoskills.lock"
+    old_lock = lock.read_bytes() if lock.exists() else b""
+    new_lock = w.refs[(kind, op)]["LOCK"]
+    duration = float(w.refs[(kind, f"{op}-seconds")])  # type: ignore[arg-type]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ontoskills", *w.op_args(kind, op)],
+        env=w.env(run_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(rng.uniform(0.05, duration * 1.1))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = proc.returncode == -signal.SIGKILL
+    after = lock.read_bytes() if lock.exists() else b""
+    state = "old" if after == old_lock else "new" if after == new_lock else "other"
+    doctor = w.cli(run_dir, "doctor")
+    if "Traceback" in doctor.stderr:
+        raise RuntimeError(f"doctor crashed after a kill:\n{doctor.stderr}")
+    rerun = w.cli(run_dir, *w.op_args(kind, op))
+    if op == "remove" and rerun.returncode == 7 and state == "new":
+        pass  # the kill landed after the commit: nothing left to remove
+    elif rerun.returncode != 0:
+        raise RuntimeError(f"re-run of {op} ({kind}) exited {rerun.returncode}:\n{rerun.stderr}")
+    got, want = snapshot(home, lock), w.refs[(kind, op)]
+    final = w.cli(run_dir, "doctor")
+    why = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+    if final.returncode != 0:
+        why.append(f"doctor exit {final.returncode}: {final.stderr.strip()[-300:]}")
+    return Outcome(
+        killed,
+        state,
+        doctor.returncode,
+        rerun.returncode,
+        not why,
+        time.perf_counter() - t0,
+        why,
+    )
+
+
+def run(
+    iterations: int, seed: int, kinds: tuple[str, ...], base: Path
+) -> dict[tuple[str, str], list[Outcome]]:
+    rng = random.Random(seed)
+    results: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    with world(base, kinds) as w:
+        combos = [(k, op) for k in kinds for op in OPS]
+        for i in range(iterations):
+            kind, op = combos[i % len(combos)]
+            results[(kind, op)].append(one_iteration(w, kind, op, rng, base / "run"))
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--iterations", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kinds", default="folder,http,git")
+    args = ap.parse_args()
+    kinds = tuple(args.kinds.split(","))
+    t = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ontoskills-kill-") as tmp:
+        results = run(args.iterations, args.seed, kinds, Path(tmp))
+    print(
+        f"{'operation':<9} {'source':<7} {'runs':>4} {'killed':>6} {'lock old/new/other':>19} "
+        f"{'converged':>9} {'s/iter':>6}"
+    )
+    total = killed = converged = 0
+    for (kind, op), outs in sorted(results.items(), key=lambda kv: (OPS.index(kv[0][1]), kv[0][0])):
+        states = [sum(o.lock_after_kill == s for o in outs) for s in ("old", "new", "other")]
+        k = sum(o.killed_mid_run for o in outs)
+        c = sum(o.converged for o in outs)
+        total, killed, converged = total + len(outs), killed + k, converged + c
+        mean = sum(o.seconds for o in outs) / len(outs)
+        print(
+            f"{op:<9} {kind:<7} {len(outs):>4} {k:>6} {'/'.join(map(str, states)):>19} "
+            f"{c:>9} {mean:>6.2f}"
+        )
+    print(
+        f"total: {total} iterations, {killed} SIGKILLs landed mid-run, {converged} converged, "
+        f"{total - converged} lost; {time.perf_counter() - t:.0f} s"
+    )
+    for (kind, op), outs in results.items():
+        for o in outs:
+            if not o.converged:
+                print(f"NOT CONVERGED {op} {kind}: lock {o.lock_after_kill}; {o.why[:5]}")
+    if converged != total or any(o.lock_after_kill == "other" for v in results.values() for o in v):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
