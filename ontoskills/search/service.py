@@ -182,6 +182,8 @@ class SkillService:
         with self._lock:
             if self._state is not None and self._state.signature == signature:
                 return False
+            if self._state is None or self._state.signature[2] != signature[2]:
+                self._encoder_loaded = False  # the model appeared, changed or went away
             try:
                 self._state = self._load(signature)
             except OntoskillsError as exc:
@@ -214,7 +216,7 @@ class SkillService:
                     self.home.derived_dir, str(signature[2]), encoder.encode
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
             if data.records or data.problems:  # an empty home stays untouched
                 save_snapshot(self.home.derived_dir, key, data)
         else:

@@ -175,3 +175,15 @@ def test_concurrent_search_and_refresh(installed: Path, env: dict[str, str]) -> 
     assert errors == []
     assert reloads >= 1
     assert svc.context("local/mine/flip").record.description == "v7!!!!!!!"
+
+
+def test_model_installed_while_serving_switches_auto_to_hybrid(
+    installed: Path, env: dict[str, str]
+) -> None:
+    svc = service(env)
+    assert svc.search("debug failing tests").mode == "bm25"
+    place_model(env)  # e.g. `install --with-embeddings` in another terminal
+    assert svc.refresh() is True
+    resp = svc.search("my unit tests are broken")
+    assert resp.mode == "hybrid"
+    assert resp.results[0].skill == "acme/devtools/debugging"
