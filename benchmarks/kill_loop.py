@@ -185,6 +185,7 @@ class Outcome:
     rerun_exit: int
     converged: bool
     seconds: float
+    why: list[str] = field(default_factory=list)  # what differed when not converged
 
 
 def one_iteration(w: World, kind: str, op: str, rng: random.Random, run_dir: Path) -> Outcome:
@@ -217,15 +218,19 @@ def one_iteration(w: World, kind: str, op: str, rng: random.Random, run_dir: Pat
         pass  # the kill landed after the commit: nothing left to remove
     elif rerun.returncode != 0:
         raise RuntimeError(f"re-run of {op} ({kind}) exited {rerun.returncode}:\n{rerun.stderr}")
-    converged = snapshot(home, lock) == w.refs[(kind, op)]
-    final_doctor = w.cli(run_dir, "doctor").returncode
+    got, want = snapshot(home, lock), w.refs[(kind, op)]
+    final = w.cli(run_dir, "doctor")
+    why = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+    if final.returncode != 0:
+        why.append(f"doctor exit {final.returncode}: {final.stderr.strip()[-300:]}")
     return Outcome(
         killed,
         state,
         doctor.returncode,
         rerun.returncode,
-        converged and final_doctor == 0,
+        not why,
         time.perf_counter() - t0,
+        why,
     )
 
 
@@ -271,6 +276,10 @@ def main() -> None:
         f"total: {total} iterations, {killed} SIGKILLs landed mid-run, {converged} converged, "
         f"{total - converged} lost; {time.perf_counter() - t:.0f} s"
     )
+    for (kind, op), outs in results.items():
+        for o in outs:
+            if not o.converged:
+                print(f"NOT CONVERGED {op} {kind}: lock {o.lock_after_kill}; {o.why[:5]}")
     if converged != total or any(o.lock_after_kill == "other" for v in results.values() for o in v):
         sys.exit(1)
 

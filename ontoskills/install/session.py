@@ -14,6 +14,7 @@ from ..manifest import IndexEntry
 from ..paths import Cache, Home
 from ..progress import NullReporter, Reporter
 from ..sources import IndexSnapshot, Source, SourceOptions, detect_kind, open_source, slug_for_url
+from ..sources.sparse import open_sparse
 
 
 @dataclass
@@ -68,7 +69,8 @@ class Session:
         key = (reg.url, pin)
         if key not in self._snapshots:
             self.reporter.stage(f"reading index of {reg.name}")
-            snap = self.source(reg, pin).load_index()
+            src = self.source(reg, pin)
+            snap = open_sparse(src) or src.load_index()  # per-package files when published
             for warning in snap.index.warnings:
                 self.reporter.warn(warning)
             self._snapshots[key] = snap

@@ -163,6 +163,9 @@ def _committed(journal: dict[str, object], lock_path: Path) -> bool:
 def recover(home: Home) -> list[str]:
     """Finish or undo interrupted transactions; returns one line per action, for logs."""
     actions: list[str] = []
+    # Derived files are rewritten after every change under the home lock we hold now.
+    if _remove_stale_temps(home.system_dir, ("index.enabled.ttl", "index.installed.ttl")):
+        actions.append("removed temporary files of an interrupted write")
     if not home.staging_dir.exists():
         return actions
     for txn_dir in sorted(home.staging_dir.iterdir()):
@@ -177,6 +180,7 @@ def recover(home: Home) -> list[str]:
             actions.append(f"removed unfinished staging {txn_dir.name} (nothing was changed)")
             remove_tree(txn_dir)
             continue
+        _remove_stale_temps(Path(journal["lockfile"]).parent, (Path(journal["lockfile"]).name,))
         if _committed(journal, Path(journal["lockfile"])):
             actions.append(f"completed interrupted transaction {txn_dir.name}")
         else:
@@ -185,6 +189,20 @@ def recover(home: Home) -> list[str]:
         remove_tree(txn_dir)
     _prune_empty_authors(home)
     return actions
+
+
+def _remove_stale_temps(folder: Path, names: tuple[str, ...]) -> int:
+    """atomic_write_bytes leaves `.<name>.<random>.tmp` beside its target when killed
+    mid-write; only files we write under the home lock are matched, so none is in use."""
+    if not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.glob(".*.tmp"):
+        if any(path.name.startswith(f".{name}.") for name in names):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def _roll_back(home: Home, txn_dir: Path, journal: dict[str, object]) -> None:

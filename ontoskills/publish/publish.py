@@ -29,6 +29,8 @@ from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
+from ..sources.sparse import CONFIG as SPARSE_CONFIG
+from ..sources.sparse import write_sparse_index
 from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
@@ -207,10 +209,14 @@ def _publish_into(
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
     _install_package(pkg, root, pkg_rel)
     atomic_write_bytes(root / INDEX, new_index)
+    sparse = (root / SPARSE_CONFIG).is_file()
+    if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
+        write_sparse_index(root)
     if repo is None or author is None:
         return result
     message = opts.message or f"Publish {pid} {m.version}"
-    result.commit = gitops.commit_paths(repo, [pkg_rel, INDEX], message, author)
+    paths = [pkg_rel, INDEX, *(["index"] if sparse else [])]
+    result.commit = gitops.commit_paths(repo, paths, message, author)
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")

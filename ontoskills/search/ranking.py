@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..catalog.model import CatalogData, SkillRecord
@@ -136,9 +134,3 @@ class Ranker:
         )
         found.extend(text for _, _, text in overlap)
         return list(dict.fromkeys(found))[:MAX_MATCHED_INTENTS]
-
-
-def debug_scores(ranker: Ranker, terms: list[str]) -> dict[str, Any]:
-    """Raw BM25 scores by key (benchmarks and tests)."""
-    bm = ranker.bm25.scores(terms)
-    return {ranker.records[i].key: float(bm[i]) for i in np.flatnonzero(bm)}

@@ -10,12 +10,12 @@ import pytest
 from ontoskills.errors import NotFoundError
 from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
-from tests.helpers.skills import install_synthetic, service
+from tests.helpers.skills import installed_home, service
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_keys_are_package_qualified_and_disabled_skills_hidden(

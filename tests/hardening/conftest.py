@@ -25,7 +25,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "slow",
-    max_examples=5_000,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "5000")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

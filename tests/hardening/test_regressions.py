@@ -70,3 +70,20 @@ def test_lock_requested_of_wrong_type_is_exit_3(value: str, tmp_path: Path) -> N
     with pytest.raises(LockFormatError) as info:
         lockfile.parse(text, tmp_path / "ontoskills.lock")
     assert info.value.exit_code == 3
+
+
+def test_recover_removes_temp_files_of_an_interrupted_atomic_write(tmp_path: Path) -> None:
+    """A SIGKILL inside atomic_write_bytes left `.index.enabled.ttl.XXXX.tmp` in the tree
+    forever (found by benchmarks/kill_loop.py)."""
+    from ontoskills.install.transaction import recover
+    from ontoskills.paths import Home
+
+    home = Home(tmp_path / "home")
+    home.system_dir.mkdir(parents=True)
+    stale = home.system_dir / ".index.enabled.ttl.ab12cd.tmp"
+    stale.write_text("half")
+    other = home.system_dir / ".user-notes.tmp"  # not ours: left alone
+    other.write_text("keep")
+    recover(home)
+    assert not stale.exists()
+    assert other.exists()

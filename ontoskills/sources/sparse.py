@@ -1,0 +1,148 @@
+"""Sparse registry index: one small file per package, fetched on demand (like cargo's sparse
+protocol), next to the full `index.json` that old clients keep reading.
+
+Layout (all static files, cacheable by any web server or CDN, ETag-revalidated by HttpSource):
+
+    index.json                       unchanged OntoStore format (old clients, listings)
+    index/config.json                {"sparse_version": 1, "index_sha256": "<sha of index.json>",
+                                      "packages": N}
+    index/<author>/<pkg>.json        that package's index entry, exactly as in index.json
+
+A client probes `index/config.json`; when present it reads only the entries it needs, so
+installing or checking one package costs O(1) in the size of the registry instead of
+downloading and parsing every entry (20 MB and seconds at 100k packages: docs/SCALING.md).
+The lock records the sha256 of config.json as the registry's index digest; the publisher
+rewrites config.json (it embeds the full index's sha256) on every publish, so `--locked`
+still notices a changed registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import jsonio
+from ..errors import FormatError, NetworkError, NotFoundError
+from ..fsutil import atomic_write_bytes
+from ..manifest import IndexEntry, RegistryIndex, parse_index
+from ..safety import split_package_id
+from .base import IndexSnapshot, Source
+
+CONFIG = "index/config.json"
+SPARSE_VERSION = 1
+MAX_ENTRY_BYTES = 64 * 1024
+
+
+def entry_path(package_id: str) -> str:
+    author, name = split_package_id(package_id)
+    return f"index/{author}/{name}.json"
+
+
+class SparseIndex(RegistryIndex):
+    """A RegistryIndex whose entries are read one by one; iterating loads the full index."""
+
+    def __init__(self, source: Source, where: str) -> None:
+        super().__init__(entries=(), warnings=())
+        # RegistryIndex is a frozen dataclass; these are private lookup state, not fields.
+        object.__setattr__(self, "_source", source)
+        object.__setattr__(self, "_where", where)
+        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_full", None)
+
+    def get(self, package_id: str) -> IndexEntry | None:
+        if package_id not in self._cache:
+            entry = self._read_entry(package_id)
+            if entry is None:
+                # A miss is a typo or a publisher that updated index.json but not the sparse
+                # files yet: the full index decides (and feeds "did you mean").
+                entry = self._all().get(package_id)
+            self._cache[package_id] = entry
+        return self._cache[package_id]
+
+    def _read_entry(self, package_id: str) -> IndexEntry | None:
+        rel = entry_path(package_id)
+        try:
+            data = self._source.read(rel, max_bytes=MAX_ENTRY_BYTES)
+        except NotFoundError:
+            return None
+        where = f"{self._where}: {rel}"
+        raw = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
+        # One entry through the same validation as index.json (paths, names, tiers).
+        wrapped = json.dumps({"packages": [raw]}).encode()
+        entry = parse_index(wrapped, source=where).entries[0]
+        if entry.package_id != package_id:
+            raise FormatError(f"{where}: names {entry.package_id}, expected {package_id}")
+        return entry
+
+    def _all(self) -> RegistryIndex:
+        if self._full is None:
+            object.__setattr__(self, "_full", self._source.load_index().index)
+        assert self._full is not None
+        return self._full
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def open_sparse(source: Source) -> IndexSnapshot | None:
+    """A snapshot backed by the sparse index, or None when the registry has none."""
+    try:
+        data = source.read(CONFIG, max_bytes=MAX_ENTRY_BYTES)
+    except NotFoundError:
+        return None
+    except NetworkError:
+        if getattr(getattr(source, "options", None), "offline", False):
+            return None  # not cached yet: the full index may be
+        raise
+    where = f"{source.config.name}: {CONFIG}"
+    config = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
+    if not isinstance(config, dict) or config.get("sparse_version") != SPARSE_VERSION:
+        return None  # a future layout we do not know: the full index still works
+    commit = getattr(source, "commit", None)
+    return IndexSnapshot(
+        index=SparseIndex(source, source.config.name),
+        sha256=hashlib.sha256(data).hexdigest(),
+        commit=commit if isinstance(commit, str) else None,
+    )
+
+
+def write_sparse_index(root: Path) -> int:
+    """Write index/<author>/<pkg>.json for every entry of root/index.json, drop stale ones,
+    then index/config.json (last, so a reader never sees a config ahead of its entries).
+    Returns the number of entries. For publishers and `registry init`."""
+    data = (root / "index.json").read_bytes()
+    index = parse_index(data, source="index.json")  # refuse to publish what we would refuse
+    raw = jsonio.loads(data, source="index.json")
+    entries: dict[str, Any] = {}
+    for item, parsed in zip(raw["packages"], index.entries, strict=True):
+        # normalised: canonical id and a relative manifest_path (historical variants resolved)
+        item = {k: v for k, v in item.items() if k != "manifest_url"}
+        item.update(package_id=parsed.package_id, manifest_path=parsed.manifest_path)
+        entries[entry_path(parsed.package_id)] = item
+    base = root / "index"
+    for rel, item in entries.items():
+        path = root / rel
+        body = (json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        if not path.is_file() or path.read_bytes() != body:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+    if base.is_dir():
+        for dirpath, _, files in os.walk(base):
+            for name in files:
+                rel = Path(dirpath, name).relative_to(root).as_posix()
+                if rel != CONFIG and rel not in entries:
+                    os.unlink(Path(dirpath, name))
+    config = {
+        "sparse_version": SPARSE_VERSION,
+        "index_sha256": hashlib.sha256(data).hexdigest(),
+        "packages": len(entries),
+    }
+    atomic_write_bytes(root / CONFIG, (json.dumps(config, sort_keys=True) + "\n").encode())
+    return len(entries)
