@@ -122,8 +122,7 @@ class ServiceHolder:
             self._service = await anyio.to_thread.run_sync(self._factory)
             for problem in self._service.problems:
                 log.warning("not served (failed verification): %s", problem)
-            if not first:
-                log.info("installed skills loaded")
+            log.info("serving %d installed skills", len(self._service.skills()))
         except OntoskillsError as exc:
             if first or exc.message != getattr(self._error, "message", None):
                 log.error("cannot load the installed skills: %s", exc.message)
