@@ -21,10 +21,22 @@ from pathlib import Path
 
 import platformdirs
 
+from .errors import UsageError
+
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
 ENV_LOCKFILE = "ONTOSKILLS_LOCKFILE"
 LOCKFILE_NAME = "ontoskills.lock"
+
+
+def expand_user(raw: str | os.PathLike[str]) -> Path:
+    """Path.expanduser() that turns an unknown `~user` into a usage error, not a traceback."""
+    try:
+        return Path(raw).expanduser()
+    except RuntimeError:
+        raise UsageError(
+            f"cannot expand {str(raw)!r}: no such user", hint="use an absolute path"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -34,7 +46,7 @@ class Home:
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Home:
         raw = explicit or os.environ.get(ENV_HOME) or Path.home() / ".ontoskills"
-        return cls(Path(raw).expanduser().absolute())
+        return cls(expand_user(raw).absolute())
 
     @property
     def ontologies(self) -> Path:
@@ -83,7 +95,7 @@ class Home:
 
     def lockfile(self, explicit: str | os.PathLike[str] | None = None) -> Path:
         raw = explicit or os.environ.get(ENV_LOCKFILE)
-        return Path(raw).expanduser().absolute() if raw else self.default_lockfile
+        return expand_user(raw).absolute() if raw else self.default_lockfile
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,7 @@ class Cache:
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Cache:
         raw = explicit or os.environ.get(ENV_CACHE) or platformdirs.user_cache_dir("ontoskills")
-        return cls(Path(raw).expanduser().absolute())
+        return cls(expand_user(raw).absolute())
 
     @property
     def blobs(self) -> Path:

@@ -11,7 +11,7 @@ from ..config import Config, RegistryConfig
 from ..errors import NotFoundError, UsageError
 from ..lockfile import LockedRegistry, Lockfile
 from ..manifest import IndexEntry
-from ..paths import Cache, Home
+from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
 from ..sources import IndexSnapshot, Source, SourceOptions, detect_kind, open_source, slug_for_url
 from ..sources.sparse import open_sparse
@@ -43,7 +43,7 @@ class Session:
         if named is not None:
             return named
         if "://" not in value and "@" not in value:
-            path = Path(value).expanduser()
+            path = expand_user(value)
             if not path.exists():
                 raise UsageError(
                     f"registry {value!r} is neither a configured name nor an existing path",

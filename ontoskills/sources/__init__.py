@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from ..config import RegistryConfig
 from ..errors import UsageError
+from ..paths import expand_user
 from .base import IndexSnapshot, RemoteFile, Source, SourceOptions
 
 __all__ = [
@@ -41,7 +42,7 @@ def detect_kind(url: str) -> str:
         if parts.hostname in _GIT_HOSTS and len(segments) == 2:
             return "git"
         return "http"
-    local = Path(url[len("file://") :] if url.startswith("file://") else url).expanduser()
+    local = expand_user(url[len("file://") :] if url.startswith("file://") else url)
     return "git" if _is_git_dir(local) else "folder"
 
 

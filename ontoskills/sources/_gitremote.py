@@ -16,6 +16,7 @@ import pygit2
 from pygit2.enums import CredentialType
 
 from ..errors import AuthError, NetworkError, NotFoundError, OntoskillsError
+from ..paths import expand_user
 from ._auth import Token, auth_hint, token_for
 
 _SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")
@@ -42,7 +43,7 @@ def is_network_remote(url: str) -> bool:
 
 def local_remote_path(url: str) -> Path:
     raw = url[len("file://") :] if url.startswith("file://") else url
-    return Path(raw).expanduser().absolute()
+    return expand_user(raw).absolute()
 
 
 def remote_host(url: str) -> str:

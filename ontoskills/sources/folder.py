@@ -12,6 +12,7 @@ from ..config import RegistryConfig
 from ..errors import LimitExceededError, NotFoundError, UnsafePathError
 from ..fsutil import CHUNK
 from ..manifest import parse_index
+from ..paths import expand_user
 from ..safety import safe_join
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 
@@ -23,7 +24,7 @@ class FolderSource:
         self.config = config
         self.options = options
         url = config.url[len("file://") :] if config.url.startswith("file://") else config.url
-        self.root = Path(url).expanduser().absolute()
+        self.root = expand_user(url).absolute()
 
     def _path(self, relpath: str) -> Path:
         path = safe_join(self.root, relpath, "registry path")

@@ -87,3 +87,14 @@ def test_recover_removes_temp_files_of_an_interrupted_atomic_write(tmp_path: Pat
     recover(home)
     assert not stale.exists()
     assert other.exists()
+
+
+def test_unknown_tilde_user_in_a_registry_url_is_exit_2(tmp_path: Path) -> None:
+    """`url = "~0"` made Path.expanduser() raise RuntimeError (found by the slow fuzz run)."""
+    from ontoskills.config import load_config
+    from ontoskills.errors import UsageError
+
+    (tmp_path / "config.toml").write_text('[registries.x]\nurl = "~no-such-user-0/reg"\n')
+    with pytest.raises(UsageError) as info:
+        load_config(tmp_path / "config.toml")
+    assert info.value.exit_code == 2
