@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..manifest import LOCAL_TIER
 from ..paths import Home
 from ..safety import is_valid_name
-from .builder import INTENTS_FILE, Builder, ModuleRef, merge
 from .model import SkillRecord
+
+if TYPE_CHECKING:
+    from .builder import Builder
 
 SKIP_TOP = ("author", "system")
 
@@ -32,6 +35,9 @@ def local_skill_files(home: Home) -> list[Path]:
 
 
 def add_local(b: Builder, files: list[Path]) -> None:
+    # Imported here: the service lists local files on every refresh without building.
+    from .builder import INTENTS_FILE, ModuleRef, merge
+
     top = b.home.ontologies
     mains = [p for p in files if p.name == "ontoskill.ttl" and p.parent != top]
     main_dirs = {p.parent for p in mains}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from ..errors import FormatError
+from .model import local_name as local_name  # re-exported for context.py
 
 OC = "https://ontoskills.sh/ontology#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -91,7 +92,3 @@ def read_header(
     for pred, attr in _MULTI.items():
         setattr(head, attr, sorted({v.strip() for v in props.get(pred, []) if v.strip()}))
     return head
-
-
-def local_name(iri: str) -> str:
-    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 TYPO_WEIGHT = 0.6  # a corrected term counts less than an exact one
 _MIN_TYPO_LEN = 4
@@ -28,6 +27,8 @@ class BM25Index:
         self._typo: dict[str, set[str]] | None = None
         if not docs or not any(docs):
             return
+        from rank_bm25 import BM25Okapi  # only when building: snapshots load the arrays
+
         model = BM25Okapi(docs, k1=k1, b=b)
         lengths = np.asarray(model.doc_len, dtype=np.float64)
         norm = k1 * (1 - b + b * lengths / (model.avgdl or 1.0))

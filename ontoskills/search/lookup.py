@@ -7,8 +7,7 @@ Names are compared in a normal form (folded, camelCase/kebab/snake unified), so
 
 from __future__ import annotations
 
-from ..catalog.model import SkillRecord
-from ..catalog.turtle import local_name
+from ..catalog.model import SkillRecord, local_name
 from ..manifest import tier_rank
 from .tokenize import words
 

@@ -12,12 +12,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog.context import SkillContext, load_context
-from ..catalog.loader import build_catalog
 from ..catalog.local import local_skill_files
 from ..catalog.lockcache import load_lock
 from ..catalog.model import CatalogData, SkillRecord
@@ -34,6 +32,9 @@ from .encoder import derived_vectors_identity, encoder_identity, load_encoder
 from .lookup import NameIndex
 from .ranking import Ranker
 from .tokenize import tokenize
+
+if TYPE_CHECKING:
+    from ..catalog.context import SkillContext
 
 MAX_TOP_K = 50
 MODES = ("auto", "bm25", "semantic", "hybrid")
@@ -136,6 +137,15 @@ def _stat(path: Path) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
+def __getattr__(name: str) -> Any:
+    """`SkillContext` (part of the contract) without importing pyoxigraph at start-up."""
+    if name == "SkillContext":
+        from ..catalog.context import SkillContext
+
+        return SkillContext
+    raise AttributeError(name)
+
+
 class SkillService:
     """Live view of the installed, enabled skills; the one entry point for search/show/serve."""
 
@@ -209,6 +219,8 @@ class SkillService:
         )
         data = load_snapshot(self.home.derived_dir, key)
         if data is None:
+            from ..catalog.loader import build_catalog  # pyoxigraph: only when building
+
             encoder = self.encoder()
             encode = None
             if encoder is not None:
@@ -337,6 +349,8 @@ class SkillService:
             if ctx is not None:
                 state.contexts.move_to_end(rec.key)
                 return ctx
+        from ..catalog.context import load_context
+
         ctx = load_context(rec)
         with self._lock:
             state.contexts[rec.key] = ctx
