@@ -38,6 +38,8 @@ def scenario(tmp_path: Path) -> list[list[str]]:
         ["list"],
         ["info", "acme/devtools"],
         ["outdated"],
+        ["search", "debugging"],
+        ["show", "acme/devtools/debugging"],
         ["doctor"],
         ["disable", "acme/devtools/planning"],
         ["enable", "acme/devtools/planning"],
