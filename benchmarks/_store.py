@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -26,7 +25,8 @@ def shared_dir() -> Path:
 
 
 def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
-    """Install every package (with vectors), enable every skill, place the model if given."""
+    """Install every package, enable every skill; with a model folder, also the stored
+    vectors and the model (`install --model`), which derives vectors for modules without."""
     home = Home(work / "home")
     cache = Cache(work / "cache")
     session = Session(
@@ -41,10 +41,8 @@ def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
         e.package_id
         for e in parse_index((registry / "index.json").read_bytes(), source="index.json")
     ]
-    install(session, packages, InstallOptions(with_embeddings=True))
+    has_model = model is not None and (model / "model.onnx").is_file()
+    opts = InstallOptions(with_embeddings=has_model, model_path=str(model) if has_model else None)
+    install(session, packages, opts)
     set_enabled(session, packages, True)  # skillsbench ships default_enabled: false
-    if model is not None and (model / "model.onnx").is_file():
-        home.embeddings_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("model.onnx", "tokenizer.json"):
-            shutil.copyfile(model / name, home.embeddings_dir / name)
     return home

@@ -108,7 +108,7 @@ def main() -> None:
             cold = run_install(url, work, "cold", "a")
             warm = run_install(url, work, "warm", "a")
         finally:
-            http_server.shutdown()
+            http_server.terminate()  # install.serve runs the registry in its own process
             server.stop()
         rows.append(("install --with-embeddings obra/superpowers cold", f"{cold:.2f}", "s"))
         rows.append(("  same, warm caches (fresh home)", f"{warm:.2f}", "s"))

@@ -12,6 +12,7 @@ modules that ship without vectors.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -57,8 +58,10 @@ def main() -> None:
         home = install_store(Path(tmp), registry, model=model)
         config = Config(path=home.config_file)
         full = SkillService(home, home.default_lockfile, config)
-        stored_home = install_store(Path(tmp) / "stored", registry, model=None)
-        # Build the index without an encoder (stored vectors only), then query with one.
+        stored_home = install_store(Path(tmp) / "stored", registry, model=model)
+        # Stored vectors only: drop the install's derived vectors and build the index without
+        # an encoder (so none are derived either), then query with the model.
+        shutil.rmtree(stored_home.derived_dir / "vectors", ignore_errors=True)
         stored = SkillService(
             stored_home, stored_home.default_lockfile, config, encoder_factory=lambda: None
         )

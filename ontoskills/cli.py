@@ -97,4 +97,8 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    app()
+    # The entry keeps the error contract (one line + hint, JSON under --json) for usage
+    # errors and OS errors too, which typer's standalone mode does not.
+    from .commands._entry import main as entry
+
+    entry(app)

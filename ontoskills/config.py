@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import tomli_w
 
@@ -53,6 +54,18 @@ class RegistryConfig:
     url: str
     kind: str
     trust: str | None = None
+
+    def __post_init__(self) -> None:
+        # Credentials in a URL would end up in the lockfile, config and error messages.
+        parts = urlsplit(self.url) if "://" in self.url else None
+        if parts is not None and (
+            parts.password is not None
+            or (parts.username is not None and parts.scheme in ("http", "https", "git+https"))
+        ):
+            raise ConfigError(
+                f"registry {self.name}: the URL contains credentials",
+                hint="remove them from the URL and set ONTOSKILLS_TOKEN (or GITHUB_TOKEN) instead",
+            )
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"url": self.url, "kind": self.kind}

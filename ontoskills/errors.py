@@ -114,6 +114,8 @@ class ConfusableNameError(TrustError):
     """A new package name is too close to an existing one (typosquatting guard)."""
 
 
+# Every error gets a hint line (docs/CLI.md): this one for a path of the wrong kind and the rest.
+_OS_HINT = "check that path and its permissions (--home, --lockfile, ONTOSKILLS_CACHE_DIR)"
 _OS_HINTS = {
     28: "free some disk space (`ontoskills cache clean` helps) and run the command again",
     30: "the home is on a read-only filesystem; use a writable --home",
@@ -127,4 +129,4 @@ def from_os_error(exc: OSError) -> OntoskillsError:
     """A filesystem failure (disk full, read-only, permissions) as a one-line error."""
     where = f": {exc.filename}" if exc.filename else ""
     reason = exc.strerror or type(exc).__name__
-    return OntoskillsError(f"{reason}{where}", hint=_OS_HINTS.get(exc.errno or 0))
+    return OntoskillsError(f"{reason}{where}", hint=_OS_HINTS.get(exc.errno or 0, _OS_HINT))

@@ -15,9 +15,10 @@ from pathlib import Path
 from .. import lockfile
 from ..errors import LockFormatError
 from ..fsutil import atomic_write_bytes, sha256_bytes
-from ..lockfile import LockedFile, LockedPackage, Lockfile
+from ..lockfile import LockedFile, LockedModel, LockedPackage, Lockfile
 
 _DIR = "lock-cache"
+_VERSION = "2"  # file name suffix: bump when the cached layout changes
 
 
 def _from_json(raw: dict) -> Lockfile:
@@ -25,6 +26,10 @@ def _from_json(raw: dict) -> Lockfile:
     for pid, p in raw["packages"].items():
         files = [LockedFile(**f) for f in p.pop("files")]
         lock.packages[pid] = LockedPackage(files=files, **p)
+    emb = raw.get("embeddings")
+    if emb is not None:
+        files = [LockedFile(**f) for f in emb.pop("files")]
+        lock.embeddings = LockedModel(files=files, **emb)
     return lock
 
 
@@ -35,7 +40,7 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
     except FileNotFoundError:
         return Lockfile(), sha256_bytes(b"")
     digest = sha256_bytes(data)
-    cache = derived_dir / _DIR / f"{digest}.json"
+    cache = derived_dir / _DIR / f"{digest}.v{_VERSION}.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         return _from_json(json.loads(cache.read_bytes())), digest
     try:
@@ -45,7 +50,10 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
             f"{path}: not valid UTF-8", hint="restore it from version control"
         ) from None
     lock = lockfile.parse(text, path)
-    doc = {"packages": {pid: asdict(p) for pid, p in lock.packages.items()}}
+    doc = {
+        "packages": {pid: asdict(p) for pid, p in lock.packages.items()},
+        "embeddings": asdict(lock.embeddings) if lock.embeddings else None,
+    }
     with contextlib.suppress(OSError):
         atomic_write_bytes(cache, json.dumps(doc, separators=(",", ":")).encode())
         for old in cache.parent.glob("*.json"):

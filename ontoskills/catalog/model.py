@@ -53,9 +53,10 @@ class CatalogData:
     problems: list[str]
     schema: dict[str, Any]
     derived_vectors: int = 0  # how many rows were encoded by us (modules without vectors)
-    # BM25 token lists per record, computed once at build time and kept in the snapshot
-    # (tokenizing thousands of skills dominated start-up).
-    documents: list[list[str]] = field(default_factory=list)
+    # The BM25 postings (terms + flat arrays, see search/bm25.py), computed once at build
+    # time and kept in the snapshot: tokenizing and indexing every skill dominated start-up.
+    bm25_terms: list[str] | None = None
+    bm25_arrays: dict[str, np.ndarray] | None = None
 
     @property
     def has_vectors(self) -> bool:

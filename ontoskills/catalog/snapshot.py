@@ -18,7 +18,7 @@ import numpy as np
 from ..fsutil import atomic_write_bytes
 from .model import CatalogData, SkillRecord
 
-FORMAT = 2  # bump when the record layout or the tokenizer changes
+FORMAT = 3  # bump when the record layout or the tokenizer changes
 _DIR = "search-index"
 
 
@@ -29,13 +29,17 @@ def snapshot_key(*parts: str) -> str:
     return h.hexdigest()[:32]
 
 
-def _paths(derived_dir: Path, key: str) -> tuple[Path, Path]:
+def _paths(derived_dir: Path, key: str) -> tuple[Path, Path, Path]:
     folder = derived_dir / _DIR
-    return folder / f"index-{key}.json", folder / f"index-{key}.npy"
+    return (
+        folder / f"index-{key}.json",
+        folder / f"index-{key}.npy",
+        folder / f"index-{key}.bm25.npz",
+    )
 
 
 def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
-    meta_path, vec_path = _paths(derived_dir, key)
+    meta_path, vec_path, bm25_path = _paths(derived_dir, key)
     try:
         meta = json.loads(meta_path.read_bytes())
         vectors = np.load(vec_path, allow_pickle=False)
@@ -54,14 +58,20 @@ def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
             problems=list(meta["problems"]),
             schema=dict(meta["schema"]),
             derived_vectors=int(meta.get("derived_vectors", 0)),
-            documents=[list(d) for d in meta.get("documents", [])],
+            bm25_terms=list(meta["bm25_terms"]),
+            bm25_arrays=_load_npz(bm25_path),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, EOFError):
         return None  # absent or damaged: rebuild
 
 
+def _load_npz(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {name: data[name] for name in data.files}
+
+
 def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
-    meta_path, vec_path = _paths(derived_dir, key)
+    meta_path, vec_path, bm25_path = _paths(derived_dir, key)
     meta = {
         "format": FORMAT,
         "key": key,
@@ -72,17 +82,20 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         "problems": data.problems,
         "schema": data.schema,
         "derived_vectors": data.derived_vectors,
-        "documents": data.documents,
+        "bm25_terms": data.bm25_terms or [],
     }
     buf = io.BytesIO()
     np.save(buf, data.vectors, allow_pickle=False)
     try:
         # Matrix first: a reader that finds the JSON always finds its matrix.
         atomic_write_bytes(vec_path, buf.getvalue())
+        bm25 = io.BytesIO()
+        np.savez(bm25, **(data.bm25_arrays or {}))
+        atomic_write_bytes(bm25_path, bm25.getvalue())
         atomic_write_bytes(meta_path, json.dumps(meta, separators=(",", ":")).encode())
     except OSError:
         return  # read-only home: serve from memory, rebuild next time
     for old in meta_path.parent.glob("index-*"):
-        if old.name not in (meta_path.name, vec_path.name):
+        if old.name not in (meta_path.name, vec_path.name, bm25_path.name):
             with contextlib.suppress(OSError):
                 old.unlink()

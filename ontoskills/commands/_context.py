@@ -58,7 +58,7 @@ class AppContext:
     @property
     def interactive(self) -> bool:
         """Prompts are allowed only on a TTY and never under CI."""
-        return sys.stdin.isatty() and not os.environ.get("CI")
+        return sys.stdin.isatty() and not in_ci()
 
     def session(self, reporter: Reporter | None = None) -> Session:
         """The install-side session for this invocation."""
@@ -82,6 +82,11 @@ class AppContext:
             retries=int(net.get("retries", 4)),
             parallel=int(net.get("parallel", 8)),
         )
+
+
+def in_ci() -> bool:
+    """CI set to anything but ""/0/false/no: no prompts, no progress bars."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 
 
 def _env_flag(name: str) -> bool:

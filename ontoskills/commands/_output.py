@@ -15,15 +15,26 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
-from ._context import AppContext
+from ._context import AppContext, in_ci
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
 
 
+def color_off(app: AppContext) -> bool:
+    """--no-color or NO_COLOR (any value, as no-color.org says)."""
+    return app.no_color or "NO_COLOR" in os.environ
+
+
+def console(app: AppContext, *, stderr: bool) -> Console:
+    # rich's no_color only drops colours and keeps bold/dim escapes; no colour system at all
+    # means no ANSI escape of any kind, which is what NO_COLOR users (and log parsers) expect.
+    kwargs: dict[str, Any] = {"color_system": None} if color_off(app) else {}
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, **kwargs)
+
+
 def stderr_console(app: AppContext) -> Console:
-    no_color = app.no_color or "NO_COLOR" in os.environ
-    return Console(stderr=True, no_color=no_color, highlight=False, soft_wrap=True)
+    return console(app, stderr=True)
 
 
 class Output:
@@ -54,8 +65,7 @@ class Output:
 
     def print_stdout(self, renderable: Any) -> None:
         """A rich renderable (table) on stdout, plain when stdout is not a terminal."""
-        no_color = self.app.no_color or "NO_COLOR" in os.environ
-        Console(no_color=no_color, highlight=False, soft_wrap=True).print(renderable)
+        console(self.app, stderr=False).print(renderable)
 
     # progress ---------------------------------------------------------------------
     @contextmanager
@@ -72,7 +82,11 @@ class RichReporter:
 
     def __init__(self, out: Output) -> None:
         self.out = out
-        self.show = not out.app.quiet and out.err.is_terminal
+        # Bars only for a person watching a terminal: never under --quiet or CI, and not
+        # with colour off either (a live bar needs cursor escapes; stages become plain lines).
+        self.show = (
+            not out.app.quiet and out.err.is_terminal and not in_ci() and not color_off(out.app)
+        )
         self._progress: Progress | None = None
         self._task: Any = None
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..errors import UsageError
 from ..fsutil import remove_tree
 from . import _context
 from ._context import JsonOpt, QuietOpt
@@ -21,9 +22,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(cache_app, name="cache")
 
     @cache_app.command("dir")
-    def cache_dir(ctx: typer.Context, json: JsonOpt = False) -> None:
+    def cache_dir(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
         """Print the cache folder."""
-        app_ctx = _context.get(ctx, json=json)
+        app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> None:
             root = app_ctx.cache.root
@@ -41,6 +42,11 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> None:
             root = app_ctx.cache.root
+            if root.exists() and not root.is_dir():  # never delete a file a typo pointed at
+                raise UsageError(
+                    f"cache path {root} is not a folder",
+                    hint="fix ONTOSKILLS_CACHE_DIR; nothing was deleted",
+                )
             freed = _size(root)
             remove_tree(root)
             if app_ctx.json:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import EXIT_INTEGRITY, EXIT_OTHER
+from ..errors import EXIT_INTEGRITY, EXIT_LOCK, EXIT_OTHER
 from ..install.inspect import doctor
 from ..install.state import describe
 from . import _context
@@ -26,7 +26,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Re-hash every installed file; report drift, leftover staging and stale locks.
 
-        Exit 0 when healthy, 4 when installed files differ from the lock, 1 for other problems.
+        Exit 0 when healthy, 4 when installed files differ from the lock, 3 when the lock is
+        unreadable, 1 for other problems.
         """
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
@@ -67,8 +68,10 @@ def register(app: typer.Typer) -> None:
                     out.warn(problem)
                 if rep.healthy:
                     out.success("healthy")
-            if rep.drifted or rep.lock_error:
+            if rep.drifted:
                 return EXIT_INTEGRITY
+            if rep.lock_error:  # a malformed lock is exit 3 everywhere (docs/CLI.md)
+                return EXIT_LOCK
             return 0 if rep.healthy else EXIT_OTHER
 
         code = run(app_ctx, body)

@@ -71,9 +71,9 @@ def add_cmd(
 
 
 @registry_app.command("list")
-def list_cmd(ctx: typer.Context, json: JsonOpt = False) -> None:
+def list_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """Show registries in resolution order (the public OntoStore when none is configured)."""
-    app_ctx = _context.get(ctx, json=json)
+    app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
     def body(out: Output) -> None:
         cfg = app_ctx.config

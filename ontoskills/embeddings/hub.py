@@ -12,8 +12,10 @@ an IntegrityError (and the bad blob is deleted so the next run fetches it again)
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,20 +77,21 @@ def download(
 
 
 def _download_one(repo_id: str, revision: str, filename: str, s: HubSettings) -> Path:
-    import huggingface_hub
     from huggingface_hub import errors as hf_errors
+    from huggingface_hub import hf_hub_download  # before quieting: its import sets log levels
 
     where = f"{repo_id}/{filename} at {revision[:12]}"
     try:
-        path = huggingface_hub.hf_hub_download(
-            repo_id,
-            filename,
-            revision=revision,
-            cache_dir=str(s.cache_dir),
-            endpoint=s.endpoint,
-            token=s.token,
-            local_files_only=s.offline,
-        )
+        with _quiet_hub_logs():
+            path = hf_hub_download(
+                repo_id,
+                filename,
+                revision=revision,
+                cache_dir=str(s.cache_dir),
+                endpoint=s.endpoint,
+                token=s.token,
+                local_files_only=s.offline,
+            )
     except hf_errors.LocalEntryNotFoundError:
         if s.offline:
             raise NetworkError(
@@ -128,6 +131,18 @@ def _download_one(repo_id: str, revision: str, filename: str, s: HubSettings) ->
     except Exception as exc:  # httpx transport errors and friends
         raise NetworkError(f"downloading {where} failed: {_first_line(exc)}") from None
     return Path(path)
+
+
+@contextlib.contextmanager
+def _quiet_hub_logs() -> Iterator[None]:
+    """huggingface_hub logs each retry on stderr; our error (or success) says what matters."""
+    logger = logging.getLogger("huggingface_hub")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _first_line(exc: BaseException) -> str:

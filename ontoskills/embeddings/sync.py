@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config import Config
 from ..errors import OntoskillsError
+from ..fsutil import atomic_write_bytes, sha256_bytes
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import parse_intents
 from ..paths import Home
@@ -28,6 +29,7 @@ from .vectors import (
     derived_fingerprint,
     derived_path,
     missing_modules,
+    read_derived,
     read_manifest,
     read_modules,
     save_derived,
@@ -52,6 +54,7 @@ def prepare(
     model_path: str | None = None,
     package_dirs: dict[str, Path] | None = None,
     reporter: Reporter | None = None,
+    cache_dir: Path | None = None,
 ) -> list[str]:
     """Before commit: ensure the model (recorded in lock.embeddings); check staged vectors.
 
@@ -67,6 +70,7 @@ def prepare(
         model_path=model_path,
         expected=None if model_path else lock.embeddings,
         reporter=reporter or NullReporter(),
+        cache_dir=cache_dir,
     )
     lock.embeddings = record
     warnings: list[str] = []
@@ -135,6 +139,7 @@ def derive_package(
     fingerprint: str,
     reporter: Reporter,
     scan: tuple[list[ModuleInfo], list[IntentVector]] | None = None,
+    extra: dict[str, object] | None = None,
 ) -> int:
     """Compute and store vectors for the package's modules that have none; returns count."""
     modules, stored = scan or scan_package(home.package_dir(package_id))
@@ -148,7 +153,7 @@ def derive_package(
         reporter.advance(len(texts))
     dim = encoder.dimension
     matrix = np.concatenate(chunks) if chunks else np.zeros((0, dim), dtype=np.float32)
-    save_derived(derived_path(home, package_id), entries, matrix, fingerprint)
+    save_derived(derived_path(home, package_id), entries, matrix, fingerprint, extra)
     return len(entries)
 
 
@@ -158,32 +163,55 @@ def finish(
     lock: Lockfile,
     *,
     reporter: Reporter | None = None,
+    cache_dir: Path | None = None,
 ) -> list[str]:
-    """After commit: drop stale derived data, sample-check and derive for new content."""
+    """After commit: drop stale derived data, sample-check and derive for new content.
+
+    cache_dir: where derived data is also kept by fingerprint (package content + model), so
+    a fresh home installing the same package with the same model encodes nothing.
+    """
     reporter = reporter or NullReporter()
     warnings: list[str] = []
     try:
         drop_stale(home, lock)
-        if lock.embeddings is None or not wants_embeddings(lock):
-            return warnings
-        encoder: Encoder | None = None
-        for pid, pkg in sorted(lock.packages.items()):
-            if not pkg.with_embeddings:
+    except OSError as exc:
+        warnings.append(f"embeddings: could not remove stale derived vectors: {exc}")
+    if lock.embeddings is None or not wants_embeddings(lock):
+        return warnings
+    encoder: Encoder | None = None
+    for pid, pkg in sorted(lock.packages.items()):
+        if not pkg.with_embeddings:
+            continue
+        fp = fingerprint(pkg, lock.embeddings)
+        # The tree and lock are committed: whatever goes wrong here is a warning (the next
+        # install or `export-embeddings` retries), never a failed command.
+        try:
+            target = derived_path(home, pid)
+            if derived_fingerprint(target) == fp:
                 continue
-            fp = fingerprint(pkg, lock.embeddings)
-            if derived_fingerprint(derived_path(home, pid)) == fp:
-                continue
-            encoder = encoder or encoder_for(home, config, lock.embeddings)
-            scan = scan_package(home.package_dir(pid))
-            cos = sample_cosine(encoder, scan[1])
-            if cos is not None and (math.isnan(cos) or cos < DRIFT_COSINE):
+            cached = (
+                cache_dir / "derived" / f"{sha256_bytes(fp.encode())}.npz" if cache_dir else None
+            )
+            loaded = read_derived(cached) if cached else None
+            if cached and loaded and loaded[0].get("fingerprint") == fp:
+                atomic_write_bytes(target, cached.read_bytes())  # same content, same model
+                cos = loaded[0].get("sample_cosine")
+            else:
+                encoder = encoder or encoder_for(home, config, lock.embeddings)
+                scan = scan_package(home.package_dir(pid))
+                cos = sample_cosine(encoder, scan[1])
+                derive_package(home, pid, encoder, fp, reporter, scan, {"sample_cosine": cos})
+                if cached:
+                    atomic_write_bytes(cached, target.read_bytes())
+            if isinstance(cos, float) and (math.isnan(cos) or cos < DRIFT_COSINE):
                 warnings.append(
                     f"{pid}: the installed model reproduces its stored vectors at cosine "
                     f"{cos:.3f} (< {DRIFT_COSINE}); semantic search may rank poorly"
                 )
-            derive_package(home, pid, encoder, fp, reporter, scan)
-    except OntoskillsError as exc:
-        warnings.append(f"embeddings: {exc.message}")
+        except OntoskillsError as exc:
+            warnings.append(f"{pid}: embeddings: {exc.message}")
+        except Exception as exc:  # post-commit: report, never fail
+            warnings.append(f"{pid}: embeddings: {type(exc).__name__}: {exc}")
     return warnings
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,9 +155,14 @@ def derived_path(home: Home, package_id: str) -> Path:
 
 
 def save_derived(
-    path: Path, entries: list[tuple[ModuleInfo, str]], vectors: np.ndarray, fingerprint: str
+    path: Path,
+    entries: list[tuple[ModuleInfo, str]],
+    vectors: np.ndarray,
+    fingerprint: str,
+    extra: dict[str, object] | None = None,
 ) -> None:
     meta = {
+        **(extra or {}),
         "version": DERIVED_VERSION,
         "fingerprint": fingerprint,
         "entries": [{"skill": m.skill, "module": m.module, "intent": i} for m, i in entries],
@@ -212,3 +218,40 @@ def load_vectors(home: Home, package_id: str) -> list[IntentVector]:
                     )
                 )
     return out
+
+
+def derived_by_text(home: Home, model_sha256: str | None = None) -> dict[str, np.ndarray]:
+    """intent text -> derived vector, over every package's derived data.
+
+    With model_sha256 (the lock's model.onnx hash) only data made by that model is used. For
+    callers that derive on their own (the catalog): look texts up here before encoding.
+    """
+    out: dict[str, np.ndarray] = {}
+    root = home.derived_dir / "vectors"
+    for path in sorted(root.glob("*/*.npz")) if root.is_dir() else []:
+        loaded = read_derived(path)
+        if loaded is None:
+            continue
+        meta, vectors = loaded
+        if model_sha256 and not str(meta.get("fingerprint", "")).endswith(":" + model_sha256):
+            continue
+        entries = meta.get("entries", [])
+        assert isinstance(entries, list)
+        for e, vec in zip(entries, vectors, strict=True):
+            if isinstance(e, dict):
+                out.setdefault(str(e.get("intent", "")), vec)
+    return out
+
+
+def cached_encode(
+    home: Home, encode: Callable[[list[str]], np.ndarray], model_sha256: str | None = None
+) -> Callable[[list[str]], np.ndarray]:
+    """Wrap a batch encode function so texts with derived vectors on disk are not re-encoded."""
+    known = derived_by_text(home, model_sha256)
+
+    def run(texts: list[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
+        fresh = dict(zip(todo, encode(todo), strict=True)) if todo else {}
+        return np.stack([known.get(t, fresh.get(t)) for t in texts]).astype(np.float32)
+
+    return run

@@ -100,6 +100,7 @@ def embeddings_before_commit(
         model_path=opts.model_path,
         package_dirs=staged,
         reporter=session.reporter,
+        cache_dir=session.cache.root,
     )
 
 
@@ -111,7 +112,11 @@ def embeddings_after_commit(session: Session, report: Report) -> None:
     from ..embeddings import sync as embeddings_sync
 
     report.warnings += embeddings_sync.finish(
-        session.home, session.config, lock, reporter=session.reporter
+        session.home,
+        session.config,
+        lock,
+        reporter=session.reporter,
+        cache_dir=session.cache.root,
     )
 
 

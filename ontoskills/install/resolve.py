@@ -144,7 +144,14 @@ def resolve(
         )
     check_min_trust(package_id, tier, min_trust)
 
-    files = _candidate_files(src.list_package(entry.package_root), manifest, reg.name)
+    listing = src.list_package(entry.package_root)
+    if listing is None and manifest.files is None:
+        plan.warnings.append(
+            f"{package_id}: {reg.name} cannot list folders (static HTTP) and the manifest has "
+            "no `files` array, so only the modules it lists are installed, not other assets; "
+            "install from the registry's git repository to get the whole package"
+        )
+    files = _candidate_files(listing, manifest, reg.name)
     chosen, plan.unresolved_deps = select_skills(manifest, skills)
     if skills is not None:
         dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))

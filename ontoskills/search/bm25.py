@@ -43,6 +43,35 @@ class BM25Index:
             weight = model.idf[term] * tf * (k1 + 1) / (tf + norm[arr])
             self.postings[term] = (arr, weight.astype(np.float32))
 
+    # Snapshot round trip: the postings as flat arrays (start-up skips rank-bm25 entirely).
+    def to_arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        terms = sorted(self.postings)
+        lengths = [len(self.postings[t][0]) for t in terms]
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        empty_i, empty_w = np.zeros(0, np.int32), np.zeros(0, np.float32)
+        ids = np.concatenate([self.postings[t][0] for t in terms]) if terms else empty_i
+        weights = np.concatenate([self.postings[t][1] for t in terms]) if terms else empty_w
+        arrays = {
+            "offsets": offsets,
+            "ids": ids,
+            "weights": weights,
+            "size": np.asarray([self.size], dtype=np.int64),
+        }
+        return terms, arrays
+
+    @classmethod
+    def from_arrays(cls, terms: list[str], arrays: dict[str, np.ndarray]) -> BM25Index:
+        index = cls([])
+        index.size = int(arrays["size"][0])
+        offsets, ids, weights = arrays["offsets"], arrays["ids"], arrays["weights"]
+        if len(offsets) != len(terms) + 1 or not int(offsets[-1]) == len(ids) == len(weights):
+            raise ValueError("inconsistent BM25 arrays")
+        for i, term in enumerate(terms):
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            index.postings[term] = (ids[lo:hi], weights[lo:hi])
+        return index
+
     def _typo_index(self) -> dict[str, set[str]]:
         if self._typo is None:
             index: dict[str, set[str]] = {}

@@ -1,49 +1,54 @@
-"""Find the sentence encoder for semantic search.
-
-Stand-in for `ontoskills.embeddings.model.load_encoder(home, config)` (branch `embeddings`):
-at merge the service's default factory switches to that one call.
-"""
+"""Which sentence encoder search uses, and a cheap fingerprint of it for cache keys."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..config import Config
 from ..embeddings.encoder import Encoder
 from ..paths import Home
 
-MODEL_FILE = "model.onnx"
-TOKENIZER_FILE = "tokenizer.json"
-
-
-def model_dir(home: Home, config: Config) -> Path | None:
-    """config [embeddings].path, else ontologies/system/embeddings, when both files exist."""
-    candidates = []
-    if isinstance(config.embeddings.get("path"), str):
-        candidates.append(Path(config.embeddings["path"]).expanduser())
-    candidates.append(home.embeddings_dir)
-    for folder in candidates:
-        if (folder / MODEL_FILE).is_file() and (folder / TOKENIZER_FILE).is_file():
-            return folder
-    return None
+MODEL_FILES = ("model.onnx", "tokenizer.json")
 
 
 def load_encoder(home: Home, config: Config) -> Encoder | None:
-    folder = model_dir(home, config)
-    if folder is None:
-        return None
-    threads = config.embeddings.get("threads")
-    return Encoder(
-        folder / MODEL_FILE,
-        folder / TOKENIZER_FILE,
-        threads=threads if isinstance(threads, int) and threads > 0 else None,
-    )
+    """The installed encoder (embeddings/model.py decides where it lives), or None."""
+    from ..embeddings.model import load_encoder as load
+
+    return load(home, config)
+
+
+def _folders(home: Home, config: Config) -> list[Path]:
+    folders = [home.embeddings_dir]
+    raw = config.embeddings.get("path") or config.embeddings.get("model_path")
+    if isinstance(raw, str) and raw:
+        folders.append(Path(raw).expanduser())
+    return folders
 
 
 def encoder_identity(home: Home, config: Config) -> str:
-    """Changes when the model files change (part of the snapshot key)."""
-    folder = model_dir(home, config)
-    if folder is None:
-        return "none"
-    st = [(folder / n).stat() for n in (MODEL_FILE, TOKENIZER_FILE)]
-    return f"{folder}:" + ",".join(f"{s.st_size}-{s.st_mtime_ns}" for s in st)
+    """Changes when any candidate model file appears, disappears or changes."""
+    parts = []
+    for folder in _folders(home, config):
+        for name in MODEL_FILES:
+            try:
+                st = os.stat(folder / name)
+                parts.append(f"{folder / name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                continue
+    return ";".join(parts) or "none"
+
+
+def derived_vectors_identity(home: Home) -> str:
+    """Stats of the vectors `install --with-embeddings` derived (state/derived/vectors/)."""
+    root = home.derived_dir / "vectors"
+    parts = []
+    if root.is_dir():
+        for path in sorted(root.glob("*/*.npz")):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            parts.append(f"{path.parent.name}/{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)

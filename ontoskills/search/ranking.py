@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..catalog.model import CatalogData, SkillRecord
@@ -43,14 +41,26 @@ def skill_document(r: SkillRecord) -> list[str]:
     return doc
 
 
+def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> BM25Index:
+    """From the snapshot's arrays when they fit, else built (and stored on `data`)."""
+    if data.bm25_terms is not None and data.bm25_arrays is not None:
+        try:
+            index = bm25_cls.from_arrays(data.bm25_terms, data.bm25_arrays)
+            if index.size == len(data.records):
+                return index
+        except (KeyError, ValueError, IndexError):
+            pass  # damaged or stale: rebuild
+    index = bm25_cls([skill_document(r) for r in data.records])
+    data.bm25_terms, data.bm25_arrays = index.to_arrays()
+    return index
+
+
 class Ranker:
     def __init__(
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        if len(data.documents) != len(data.records):
-            data.documents = [skill_document(r) for r in data.records]
-        self.bm25 = bm25_cls(data.documents)
+        self.bm25 = _bm25(data, bm25_cls)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -136,9 +146,3 @@ class Ranker:
         )
         found.extend(text for _, _, text in overlap)
         return list(dict.fromkeys(found))[:MAX_MATCHED_INTENTS]
-
-
-def debug_scores(ranker: Ranker, terms: list[str]) -> dict[str, Any]:
-    """Raw BM25 scores by key (benchmarks and tests)."""
-    bm = ranker.bm25.scores(terms)
-    return {ranker.records[i].key: float(bm[i]) for i in np.flatnonzero(bm)}

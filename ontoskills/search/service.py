@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..catalog.context import SkillContext, load_context
-from ..catalog.loader import build_catalog, local_skill_files
+from ..catalog.loader import build_catalog
+from ..catalog.local import local_skill_files
 from ..catalog.lockcache import load_lock
 from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
@@ -29,7 +30,7 @@ from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
 from ..paths import Home
 from .bm25 import BM25Index
-from .encoder import encoder_identity, load_encoder
+from .encoder import derived_vectors_identity, encoder_identity, load_encoder
 from .lookup import NameIndex
 from .ranking import Ranker
 from .tokenize import tokenize
@@ -170,7 +171,7 @@ class SkillService:
     def _signature(self) -> tuple[Any, ...]:
         local = tuple((str(p), *(_stat(p) or ())) for p in local_skill_files(self.home))
         model = encoder_identity(self.home, self.config)
-        return (_stat(self.lockfile), local, model)
+        return (_stat(self.lockfile), local, model, derived_vectors_identity(self.home))
 
     def refresh(self) -> bool:
         """Reload when the lock, the local skills or the model changed; True if reloaded."""
@@ -181,6 +182,8 @@ class SkillService:
         with self._lock:
             if self._state is not None and self._state.signature == signature:
                 return False
+            if self._state is None or self._state.signature[2] != signature[2]:
+                self._encoder_loaded = False  # the model appeared, changed or went away
             try:
                 self._state = self._load(signature)
             except OntoskillsError as exc:
@@ -201,6 +204,7 @@ class SkillService:
             repr(sorted((p, sorted(v)) for p, v in verification.bad.items())),
             repr(signature[1]),
             str(signature[2]),
+            str(signature[3]),
             "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
@@ -212,8 +216,9 @@ class SkillService:
                     self.home.derived_dir, str(signature[2]), encoder.encode
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills documents
-            save_snapshot(self.home.derived_dir, key, data)
+            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
+            if data.records or data.problems:  # an empty home stays untouched
+                save_snapshot(self.home.derived_dir, key, data)
         else:
             ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(

@@ -113,26 +113,41 @@ class ServiceHolder:
     def __init__(self, factory: Callable[[], Service]) -> None:
         self._factory = factory
         self._ready = anyio.Event()
+        self._retry = anyio.Lock()
         self._service: Service | None = None
         self._error: OntoskillsError | None = None
 
-    async def build(self) -> None:
+    async def _load(self, *, first: bool) -> None:
         try:
             self._service = await anyio.to_thread.run_sync(self._factory)
             for problem in self._service.problems:
                 log.warning("not served (failed verification): %s", problem)
+            log.info("serving %d installed skills", len(self._service.skills()))
         except OntoskillsError as exc:
-            log.error("cannot load the installed skills: %s", exc.message)
+            if first or exc.message != getattr(self._error, "message", None):
+                log.error("cannot load the installed skills: %s", exc.message)
             self._error = exc
         except Exception as exc:  # keep serving; every call will report it
             log.exception("cannot load the installed skills")
             self._error = OntoskillsError(f"cannot load the installed skills: {exc}")
+
+    async def build(self) -> None:
+        try:
+            await self._load(first=True)
         finally:
             self._ready.set()
 
     async def get(self) -> Service:
-        """The ready service (not refreshed: `call` does that)."""
+        """The ready service (not refreshed: `call` does that).
+
+        After a failed start (say a malformed lock) every request tries again, so fixing
+        the cause needs no restart.
+        """
         await self._ready.wait()
+        if self._service is None:
+            async with self._retry:
+                if self._service is None:
+                    await self._load(first=False)
         if self._service is None:
             assert self._error is not None
             raise self._error

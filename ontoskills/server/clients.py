@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from ..fsutil import atomic_write_bytes
 from ..paths import LOCKFILE_NAME
 
 Scope = Literal["project", "global"]
+_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CLIENTS: tuple[str, ...] = ("claude", "cursor", "vscode", "codex", "windsurf")
 DEFAULT_SCOPE: dict[str, Scope] = {
     "claude": "project",
@@ -127,7 +129,7 @@ def launch_spec(
     The client starts the server with its own environment, so a home chosen through
     ONTOSKILLS_HOME here must be written out explicitly.
     """
-    if not name or any(c in name for c in "\"'\\\n\r\t") or len(name) > 64:
+    if not _NAME_RE.fullmatch(name):
         raise UsageError(f"invalid server name {name!r}", hint="use letters, digits, - or _")
     cmd = command or ontoskills_command()
     args: list[str] = cmd[1:]

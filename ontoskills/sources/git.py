@@ -262,6 +262,8 @@ class GitSource:
         tree = self._walk_to(package_root) if package_root else self._ensure().tree
         if not isinstance(tree, pygit2.Tree):
             raise NotFoundError(f"{self.config.name}: {package_root} is not a folder")
+        odb = self._repo.odb if self._repo is not None else None
+        assert odb is not None  # _walk_to/_ensure opened the repository
         out: list[RemoteFile] = []
         stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
         while stack:
@@ -272,9 +274,8 @@ class GitSource:
                 if isinstance(entry, pygit2.Tree):
                     stack.append((rel + "/", entry))
                 elif entry.filemode in _FILE_MODES and isinstance(entry, pygit2.Blob):
-                    out.append(
-                        RemoteFile(rel, entry.size, entry.filemode == FileMode.BLOB_EXECUTABLE)
-                    )
+                    size = odb.read_header(entry.id)[1]  # no inflating the whole blob twice
+                    out.append(RemoteFile(rel, size, entry.filemode == FileMode.BLOB_EXECUTABLE))
                 else:
                     raise UnsafePathError(f"{self.config.name}: {package_root}/{rel} is not a file")
         return sorted(out, key=lambda f: f.path)

@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
+MIN_RATE = 1024  # bytes/s averaged over a transfer, enforced after 2x the read timeout
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -253,6 +255,8 @@ class HttpSource:
                 )
         h = hashlib.sha256()
         size = 0
+        start = time.monotonic()
+        grace = 2 * self.options.timeout
 
         def emit(data: bytes) -> None:
             nonlocal size
@@ -264,9 +268,15 @@ class HttpSource:
             h.update(data)
             sink(data)
 
-        for raw in resp.iter_raw(CHUNK):
+        received = 0
+        for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
             if self._closed.is_set():
                 raise KeyboardInterrupt
+            received += len(raw)
+            elapsed = time.monotonic() - start
+            # A server dripping a byte just inside the read timeout would hold us forever.
+            if elapsed > grace and received / elapsed < MIN_RATE:
+                raise _Retryable(f"transfer slower than {MIN_RATE} B/s")
             if decoder is None:
                 emit(raw)
                 continue

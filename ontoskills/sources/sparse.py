@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonio
-from ..errors import FormatError, NetworkError, NotFoundError
+from ..errors import FormatError, NotFoundError, OntoskillsError
 from ..fsutil import atomic_write_bytes
 from ..manifest import IndexEntry, RegistryIndex, parse_index
 from ..safety import split_package_id
@@ -95,12 +95,11 @@ def open_sparse(source: Source) -> IndexSnapshot | None:
     """A snapshot backed by the sparse index, or None when the registry has none."""
     try:
         data = source.read(CONFIG, max_bytes=MAX_ENTRY_BYTES)
-    except NotFoundError:
+    except OntoskillsError:
+        # The probe is an optimisation: a 404, an S3-style 403 for a missing key, a host that
+        # errors on unknown paths or a cold offline cache all fall back to index.json, which
+        # then reports any real failure with its own message.
         return None
-    except NetworkError:
-        if getattr(getattr(source, "options", None), "offline", False):
-            return None  # not cached yet: the full index may be
-        raise
     where = f"{source.config.name}: {CONFIG}"
     config = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
     if not isinstance(config, dict) or config.get("sparse_version") != SPARSE_VERSION:

@@ -10,12 +10,12 @@ import pytest
 from ontoskills.errors import NotFoundError
 from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
-from tests.helpers.skills import install_synthetic, service
+from tests.helpers.skills import installed_home, service
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path)
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_keys_are_package_qualified_and_disabled_skills_hidden(
@@ -190,7 +190,7 @@ def test_snapshot_reused_then_invalidated_by_lock_change(
     new = sorted((home / "state/derived/search-index").glob("index-*.json"))
     assert len(new) == 1 and new != snaps  # old snapshots are cleaned up
     meta = json.loads(new[0].read_text())
-    assert meta["format"] == 2 and len(meta["records"]) == len(meta["documents"]) == 5
+    assert meta["format"] == 3 and len(meta["records"]) == 5 and meta["bm25_terms"]
 
 
 def test_broken_lock_while_serving_keeps_the_last_good_view(

@@ -9,11 +9,21 @@ import pytest
 
 from ontoskills import lockfile
 from ontoskills.embeddings import hub
-from ontoskills.embeddings.vectors import derived_path, load_vectors
+from ontoskills.embeddings.vectors import derived_path, load_vectors, read_derived
 from ontoskills.paths import Home
 from tests.conftest import CliRunner, shared_path
 from tests.helpers.fakehub import FakeHub
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
+
+
+def _npz(meta: dict[str, object], vectors: object) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, vectors=vectors, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+    return buf.getvalue()
 
 
 def _packages(dimension: int = 8) -> list[PackageSpec]:
@@ -83,6 +93,10 @@ def test_offline_reinstall_from_the_cache(
     _install(cli, registry, "--with-embeddings")
     lock = Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock"
     pinned_hub.server.stop()
+    (cached,) = (Path(env["ONTOSKILLS_CACHE_DIR"]) / "derived").glob("*.npz")
+    meta, vectors = read_derived(cached)  # type: ignore[misc]
+    meta["marker"] = "from-cache"  # proves the fresh home reuses it instead of encoding
+    cached.write_bytes(_npz(meta, vectors))
     fresh = {"ONTOSKILLS_HOME": str(tmp_path / "home2"), "HF_HUB_OFFLINE": "1"}
     (tmp_path / "home2").mkdir()
     (tmp_path / "home2/ontoskills.lock").write_bytes(lock.read_bytes())
@@ -90,7 +104,12 @@ def test_offline_reinstall_from_the_cache(
     assert proc.returncode == 0, proc.stderr
     home2 = Home(tmp_path / "home2")
     assert (home2.embeddings_dir / "model.onnx").is_file()
-    assert derived_path(home2, "acme/devtools").is_file()
+    home1 = Home(Path(env["ONTOSKILLS_HOME"]))
+    # the derived vectors came from the download cache, with the drift warning kept
+    meta2, vectors2 = read_derived(derived_path(home2, "acme/devtools"))  # type: ignore[misc]
+    assert meta2["marker"] == "from-cache"
+    assert (vectors2 == read_derived(derived_path(home1, "acme/devtools"))[1]).all()  # type: ignore[index]
+    assert "cosine" in proc.stderr
     assert (home2.default_lockfile).read_bytes() == lock.read_bytes()
 
 
@@ -277,3 +296,46 @@ def test_update_rederives_changed_packages(
     after = {v.intent for v in load_vectors(home, "acme/devtools") if v.derived}
     assert after == {"write a plan", "plan a release"}
     assert cli("doctor").returncode == 0
+
+
+def test_cached_encode_reuses_derived_vectors(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    from ontoskills.config import Config
+    from ontoskills.embeddings.model import load_encoder
+    from ontoskills.embeddings.vectors import cached_encode
+
+    _install(cli, registry, "--model", str(tiny_model))
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    assert lock.embeddings is not None
+    model_sha = next(f.sha256 for f in lock.embeddings.files if f.path == "model.onnx")
+    encoder = load_encoder(home, Config(path=home.config_file))
+    assert encoder is not None
+    asked: list[list[str]] = []
+
+    def encode(texts: list[str]):  # type: ignore[no-untyped-def]
+        asked.append(list(texts))
+        return encoder.encode(texts)
+
+    run = cached_encode(home, encode, model_sha)
+    out = run(["write a plan", "review code"])
+    assert asked == [["review code"]]  # the derived one came from disk
+    assert float(out[0] @ encoder.encode_one("write a plan")) > 0.9999
+    assert cached_encode(home, encode, "0" * 64)(["write a plan"]).shape == (1, 8)
+    assert asked[-1] == ["write a plan"]  # another model's data is not used
+
+
+def test_post_commit_problems_are_warnings(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    from ontoskills.config import Config
+    from ontoskills.embeddings.sync import finish
+
+    _install(cli, registry, "--model", str(tiny_model))
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    derived_path(home, "acme/devtools").unlink()
+    (home.embeddings_dir / "model.onnx").write_bytes(b"not a model")
+    warnings = finish(home, Config(path=home.config_file), lock)
+    assert len(warnings) == 1 and warnings[0].startswith("acme/devtools: embeddings:")

@@ -72,3 +72,22 @@ def test_malformed_turtle_module_is_skipped(tmp_path: Path) -> None:
     bad = tmp_path / "bad.ttl"
     bad.write_text('@prefix oc: <https://ontoskills.sh/ontology#> .\noc:x oc:y "unterminated .\n')
     assert read_module(bad, "bad.ttl") is None
+
+
+def test_validated_model_is_remembered_by_content(tiny_model: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = ensure_model(
+        Home(tmp_path / "a"), config=_cfg(tmp_path), model_path=tiny_model, cache_dir=cache
+    )
+    (stamp,) = (cache / "models").glob("*.json")
+    assert first.dimension == 8
+    stamp.write_text('{"dimension": 99}')  # proves the second home does not load ONNX again
+    second = ensure_model(
+        Home(tmp_path / "b"), config=_cfg(tmp_path), model_path=tiny_model, cache_dir=cache
+    )
+    assert second.dimension == 99
+    stamp.write_text("garbage")  # an unreadable stamp just means: validate again
+    third = ensure_model(
+        Home(tmp_path / "c"), config=_cfg(tmp_path), model_path=tiny_model, cache_dir=cache
+    )
+    assert third.dimension == 8

@@ -4,15 +4,19 @@ shared OntoStore subset with the real model."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from ontoskills.config import load_config
 from ontoskills.paths import Home
 from ontoskills.search.service import SkillService
-from tests.conftest import CliRunner, shared_path
+from tests.conftest import REPO, CliRunner, shared_path
 from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry
-from tests.helpers.tinymodel import build_tiny_model
 
 SUB_MODULE = f"""@prefix dcterms: <http://purl.org/dc/terms/> .
 @prefix oc: <{OC}> .
@@ -72,15 +76,53 @@ def search_packages() -> list[PackageSpec]:
     ]
 
 
-def install_synthetic(cli: CliRunner, tmp_path: Path, *, with_embeddings: bool = True) -> Path:
+def install_synthetic(cli: CliRunner, tmp_path: Path, *, model: bool = False) -> Path:
+    """Install both packages; with `model`, also their (8-dim, synthetic) stored vectors and
+    the real encoder via `install --model` (skips when ../shared is absent)."""
     registry = build_registry(tmp_path / "reg", search_packages())
     args = ["--registry", str(registry), "install", "acme/devtools", "other/docs"]
-    if with_embeddings:  # the synthetic vectors are 8-dim, like the tiny model
-        args += ["--model", str(build_tiny_model(tmp_path / "tiny-model"))]
+    if model:
+        args += ["--model", str(shared_path("models", "model.onnx").parent)]
     cli(*args, check=True)
     # The lock decides what is served (install currently enables every skill it installs).
     cli("disable", "other/docs/hidden-gem", check=True)
     return registry
+
+
+_TEMPLATE: dict[str, Path] = {}
+
+
+def installed_home(factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    """The synthetic packages installed (once per session, through the real CLI), copied
+    into this test's home: each test gets a private, identical tree in milliseconds."""
+    if "home" not in _TEMPLATE:
+        root = factory.mktemp("search-template")
+        tenv = {
+            **os.environ,
+            "ONTOSKILLS_HOME": str(root / "home"),
+            "ONTOSKILLS_CACHE_DIR": str(root / "cache"),
+            "HF_HOME": str(root / "hf"),
+            "PYTHONPATH": str(REPO),
+            "NO_COLOR": "1",
+        }
+        for key in ("ONTOSKILLS_LOCKFILE", "ONTOSKILLS_REGISTRY"):
+            tenv.pop(key, None)
+        registry = build_registry(root / "reg", search_packages())
+        for args in (
+            ["--registry", str(registry), "install", "acme/devtools", "other/docs"],
+            ["disable", "other/docs/hidden-gem"],
+        ):
+            subprocess.run(
+                [sys.executable, "-m", "ontoskills", *args],
+                env=tenv,
+                check=True,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+            )
+        _TEMPLATE["home"] = root / "home"
+    home = Path(env["ONTOSKILLS_HOME"])
+    shutil.copytree(_TEMPLATE["home"], home, symlinks=True)
+    return home
 
 
 def service(env: dict[str, str], **kwargs: object) -> SkillService:
@@ -97,12 +139,18 @@ def place_model(env: dict[str, str]) -> None:
         shutil.copyfile(models / name, target / name)
 
 
-def install_ontostore(cli: CliRunner) -> list[dict[str, object]]:
-    """Install the shared OntoStore subset with vectors, enable all; return the dev queries."""
+def install_ontostore(
+    cli: CliRunner, packages: list[str] | None = None, *, model: bool = True
+) -> list[dict[str, object]]:
+    """Install the shared OntoStore subset (all packages unless `packages`), with its stored
+    vectors and the real model when `model`, enable every skill (skillsbench ships
+    disabled); return the dev queries."""
     store = shared_path("ontostore", "index.json").parent
-    ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
-    models = shared_path("models", "model.onnx").parent
-    cli("--registry", str(store), "install", *ids, "--model", str(models), check=True)
+    ids = packages or [
+        e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]
+    ]
+    extra = ["--model", str(shared_path("models", "model.onnx").parent)] if model else []
+    cli("--registry", str(store), "install", *ids, *extra, check=True)
     cli("enable", *ids, check=True)
     lines = shared_path("queries-dev.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]

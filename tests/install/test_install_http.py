@@ -61,10 +61,18 @@ def test_http_without_files_array_installs_what_the_manifest_lists(
 ) -> None:
     reg = build_registry(tmp_path / "plain", sample_packages())
     with FaultServer(reg) as srv:
-        cli("--registry", srv.url, "install", "acme/devtools", check=True)
+        proc = cli("--registry", srv.url, "install", "acme/devtools", check=True)
     root = _home(env) / "ontologies/author/acme/devtools"
     assert (root / "debugging/ontoskill.ttl").is_file()
     assert not (root / "LICENSE").exists()  # unlisted assets cannot be discovered over HTTP
+    assert "cannot list folders" in proc.stderr  # and the user is told so
+
+
+def test_http_with_files_array_gives_no_listing_warning(
+    cli: CliRunner, server: FaultServer
+) -> None:
+    proc = cli("--registry", server.url, "install", "acme/devtools", check=True)
+    assert "cannot list folders" not in proc.stderr
 
 
 def test_429_retry_after_then_200_succeeds(

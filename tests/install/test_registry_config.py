@@ -60,3 +60,23 @@ def test_lock_with_conflict_markers_exit_3(cli: CliRunner, tmp_path: Path) -> No
     proc = cli("--lockfile", str(lock), "list")
     assert proc.returncode == 3
     assert str(lock) in proc.stderr and "merge-conflict" in proc.stderr
+
+
+def test_credentials_in_registry_urls_are_refused_and_never_echoed(
+    cli: CliRunner, env: dict[str, str]
+) -> None:
+    for args in (
+        ("--registry", "https://user:s3cret-pw@example.com/reg/", "install", "a/b"),
+        ("registry", "add", "x", "https://s3cret-pw@github.com/o/r.git"),
+        ("registry", "add", "x", "ssh://git:s3cret-pw@example.com/o/r.git"),
+    ):
+        proc = cli(*args)
+        assert proc.returncode == 2, proc.stderr
+        assert "ONTOSKILLS_TOKEN" in proc.stderr
+        assert "s3cret-pw" not in proc.stderr + proc.stdout
+    config = Path(env["ONTOSKILLS_HOME"]) / "config.toml"
+    assert not config.exists()
+    cli("registry", "add", "gh", "git@github.com:o/r.git", check=True)  # ssh user, no secret
+    config.write_text('[registries.x]\nurl = "https://u:s3cret-pw@example.com/"\n')
+    proc = cli("registry", "list")
+    assert proc.returncode == 2 and "s3cret-pw" not in proc.stderr

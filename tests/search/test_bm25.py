@@ -39,3 +39,18 @@ def test_name_normal_form_and_edit_distance() -> None:
     assert norm("systematicDebugging") == norm("systematic_debugging") == "systematic-debugging"
     assert _edits_within("brainstorming", "brainstroming", 1)  # transposition
     assert not _edits_within("planning", "pruning", 1)
+
+
+def test_postings_round_trip_through_arrays() -> None:
+    index = BM25Index(DOCS)
+    terms, arrays = index.to_arrays()
+    again = BM25Index.from_arrays(terms, arrays)
+    for query in ("flaky tests", "merge pdf", "flakey", "zebra"):
+        assert np.array_equal(index.scores(tokenize(query)), again.scores(tokenize(query)))
+    arrays["ids"] = arrays["ids"][:-1]
+    try:
+        BM25Index.from_arrays(terms, arrays)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("truncated arrays were accepted")

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CliRunner
-from tests.helpers.skills import install_synthetic
+from tests.helpers.skills import installed_home
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_search_json_shape(installed: Path, cli: CliRunner) -> None:
@@ -89,3 +89,11 @@ def test_tampered_file_reported_on_stderr(
     proc = cli("search", "implementation plan", "--json", check=True)
     assert "acme/devtools/planning/ontoskill.ttl" in proc.stderr
     assert all(r["skill"] != "acme/devtools/planning" for r in json.loads(proc.stdout)["results"])
+
+
+def test_empty_home_searches_nothing_and_writes_nothing(
+    cli: CliRunner, env: dict[str, str]
+) -> None:
+    doc = json.loads(cli("search", "anything", "--json", check=True).stdout)
+    assert doc["results"] == [] and doc["mode"] == "bm25"
+    assert not Path(env["ONTOSKILLS_HOME"]).exists()

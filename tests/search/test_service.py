@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,12 +10,13 @@ import pytest
 from ontoskills.errors import UsageError
 from ontoskills.search.service import MAX_TOP_K
 from tests.conftest import CliRunner
-from tests.helpers.skills import install_synthetic, place_model, service
+from tests.helpers.registry import unit_vector
+from tests.helpers.skills import install_synthetic, installed_home, place_model, service
 
 
 @pytest.fixture
-def installed(cli: CliRunner, tmp_path: Path, env: dict[str, str]) -> Path:
-    return install_synthetic(cli, tmp_path, with_embeddings=False)  # no model: auto is bm25
+def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    return installed_home(tmp_path_factory, env)
 
 
 def test_bm25_ranking_and_matched_intents(installed: Path, env: dict[str, str]) -> None:
@@ -92,7 +94,7 @@ def test_semantic_and_hybrid_with_the_real_model(
     cli: CliRunner, tmp_path: Path, env: dict[str, str]
 ) -> None:
     place_model(env)
-    install_synthetic(cli, tmp_path, with_embeddings=False)  # no stored vectors at all
+    install_synthetic(cli, tmp_path)  # no vectors installed: every one is derived by search
     svc = service(env)
     data = svc.state.data
     assert data.derived_vectors == data.vectors.shape[0] > 0  # every vector derived by us
@@ -107,10 +109,81 @@ def test_semantic_and_hybrid_with_the_real_model(
 
 
 def test_stored_vectors_of_another_dimension_turn_semantic_off(
-    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+    installed: Path, env: dict[str, str]
 ) -> None:
-    install_synthetic(cli, tmp_path)  # 8-dim stored vectors, 8-dim tiny model
-    place_model(env)  # replaced by the 384-dim model behind the lock's back
+    # Install refuses such a mix; a local skill can still bring one: 8-dim vectors next to
+    # the 384-dim model.
+    folder = Path(env["ONTOSKILLS_HOME"]) / "ontologies/mine/odd"
+    folder.mkdir(parents=True)
+    (folder / "ontoskill.ttl").write_text(
+        "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
+        'oc:skill_odd a oc:Skill ; dcterms:identifier "odd" ; oc:resolvesIntent "odd thing" .\n'
+    )
+    vec = unit_vector("odd thing", 8)
+    (folder / "intents.json").write_text(
+        json.dumps(
+            {
+                "model": "m",
+                "dimension": 8,
+                "intents": [{"intent": "odd thing", "embedding": vec, "skills": ["odd"]}],
+            }
+        )
+    )
+    place_model(env)
     svc = service(env)
     assert svc.search("debug failing tests").mode == "bm25"
     assert any("semantic search is off" in p for p in svc.problems)
+    with pytest.raises(UsageError, match="hybrid"):
+        svc.search("debug failing tests", mode="hybrid")
+
+
+def test_concurrent_search_and_refresh(installed: Path, env: dict[str, str]) -> None:
+    """The server refreshes and searches from different threads; reloads swap state whole."""
+    import threading
+
+    svc = service(env)
+    folder = Path(env["ONTOSKILLS_HOME"]) / "ontologies/mine/flip"
+    folder.mkdir(parents=True)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        try:
+            while not stop.is_set():
+                results = svc.search("find root cause of failing tests").results
+                assert results[0].skill == "acme/devtools/debugging"
+                svc.context(results[0].skill)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    reloads = 0
+    for n in range(8):  # a local skill changes (size too, so coarse mtimes cannot hide it)
+        (folder / "ontoskill.ttl").write_text(
+            "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+            "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
+            'oc:skill_flip a oc:Skill ; dcterms:identifier "flip" ;\n'
+            f'  oc:hasDescription "v{n}{"!" * n}" .\n'
+        )
+        reloads += svc.refresh()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert reloads >= 1
+    assert svc.context("local/mine/flip").record.description == "v7!!!!!!!"
+
+
+def test_model_installed_while_serving_switches_auto_to_hybrid(
+    installed: Path, env: dict[str, str]
+) -> None:
+    svc = service(env)
+    assert svc.search("debug failing tests").mode == "bm25"
+    place_model(env)  # e.g. `install --with-embeddings` in another terminal
+    assert svc.refresh() is True
+    resp = svc.search("my unit tests are broken")
+    assert resp.mode == "hybrid"
+    assert resp.results[0].skill == "acme/devtools/debugging"

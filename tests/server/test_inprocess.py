@@ -160,3 +160,25 @@ def test_missing_lock_is_reported_not_fatal(env: dict[str, str]) -> None:
         assert text_of(result)
     else:
         assert result.structured_content["results"] == []
+
+
+def test_broken_lock_at_start_is_reported_then_recovered_without_restart(installed: Path) -> None:
+    lock = installed / "ontoskills.lock"
+    good = lock.read_bytes()
+    lock.write_text("<<<<<<< HEAD\nnot a lock\n")
+
+    async def body(client: Client) -> tuple[types.CallToolResult, types.CallToolResult]:
+        broken = await client.call_tool(TOOL_NAME, {"q": "review code"})
+        lock.write_bytes(good)
+        return broken, await client.call_tool(TOOL_NAME, {"q": "review code"})
+
+    broken, fixed = drive(installed, "legacy", body)
+    assert broken.is_error and "hint:" in text_of(broken)
+    assert not fixed.is_error
+    assert fixed.structured_content["results"][0]["skill"] == "acme/devtools/reviewing"
+
+
+def test_tool_bounds_match_the_search_service() -> None:
+    from ontoskills.search import service
+
+    assert MAX_TOP_K == service.MAX_TOP_K

@@ -197,5 +197,8 @@ def test_default_home_adds_no_flags_and_bad_usage(cli: CliRunner, dirs: tuple[Pa
     assert proc.returncode == 2 and "--global" in proc.stderr
     proc = cli("mcp-config", "--client", "emacs", extra_env=env)
     assert proc.returncode == 2
+    for bad_name in ("", "a b", "x" * 65, "a.b", 'q"'):
+        proc = cli("mcp-config", "--client", "codex", "--name", bad_name, extra_env=env)
+        assert proc.returncode == 2, bad_name
     proc = cli("mcp-config", "--client", "claude", "--project", "--global", extra_env=env)
     assert proc.returncode == 2

@@ -177,3 +177,23 @@ def test_tampered_file_is_not_served_and_reported_on_stderr(
         assert "reviewing/ontoskill.ttl" in stderr, stderr
     for line in raw.raw:
         assert _is_jsonrpc(json.loads(line))
+
+
+def test_pipelined_requests_all_answered(installed: Path, serve_env: dict[str, str]) -> None:
+    queries = ["debug failing tests", "review code", "add color", "plan", "acme/devtools/planning"]
+    with RawServer(serve_env, "serve") as raw:
+        raw.initialize("2025-11-25")
+        for i in range(40):  # written back to back, before reading any reply
+            q = queries[i % len(queries)]
+            params = {"name": TOOL_NAME, "arguments": {"q": q, "top_k": 3}}
+            raw.send({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": params})
+        replies = {}
+        for _ in range(40):
+            reply = raw.read()
+            replies[reply["id"]] = reply
+        assert raw.close() == 0
+    assert set(replies) == set(range(1000, 1040))
+    for i, reply in replies.items():
+        assert not reply["result"].get("isError"), reply
+        kind = reply["result"]["structuredContent"]["kind"]
+        assert kind == ("skill" if queries[(i - 1000) % len(queries)].count("/") else "search")

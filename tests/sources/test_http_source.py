@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -212,3 +213,38 @@ def test_offline_uses_cache_and_fails_clearly_when_cold(
         offline.fetch_to("packages/acme/devtools/LICENSE", tmp_path / "b", max_bytes=100)[0] == sha
     )
     assert len(server.requests) == seen + 1  # only the online load_index above
+
+
+def test_parallel_fetches_share_one_client_through_faults(
+    registry: Path, server: FaultServer, tmp_path: Path
+) -> None:
+    """The installer fetches with a thread pool: one source, many threads, flaky server."""
+    root = registry / "packages/acme/devtools"
+    files = sorted(p.relative_to(registry).as_posix() for p in root.rglob("*") if p.is_file())
+    server.fail(r"\.ttl$", Fault("drop"), times=3)
+    server.fail(r"\.md$", Fault("truncate"), times=1)
+    server.storm(r"LICENSE$", 503, times=2, retry_after="0")
+    src = make(server.url, tmp_path, retries=4, parallel=8)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def one(i_rel: tuple[int, str]) -> tuple[str, str]:
+        i, rel = i_rel
+        sha, _ = src.fetch_to(rel, out / str(i), max_bytes=1 << 20)
+        return rel, sha
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, enumerate(files * 4)))
+    for i, (rel, sha) in enumerate(results):
+        data = (registry / rel).read_bytes()
+        assert sha == hashlib.sha256(data).hexdigest()
+        assert (out / str(i)).read_bytes() == data
+    src.close()
+
+
+def test_drip_fed_body_is_abandoned(server: FaultServer, tmp_path: Path) -> None:
+    """Each byte arrives inside the read timeout, but the transfer as a whole crawls."""
+    server.fail(r"package\.json$", Fault("slow", chunk=1, seconds=0.05), times=None)
+    with pytest.raises(NetworkError) as info:
+        make(server.url, tmp_path, retries=1, timeout=0.3).read(MANIFEST, max_bytes=1 << 20)
+    assert "slower than" in info.value.message

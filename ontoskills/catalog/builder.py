@@ -1,0 +1,169 @@
+"""Shared state while the catalog is built: records, modules, intent vectors, problems."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from ..errors import OntoskillsError
+from ..manifest import parse_intents
+from ..paths import Home
+from .model import CatalogData, SkillRecord, empty_vectors
+from .schema import build_schema
+from .turtle import ModuleHeader, read_header
+
+INTENTS_FILE = "intents.json"
+Encode = Callable[[list[str]], np.ndarray]
+
+
+@dataclass
+class Vectors:
+    rows: list[np.ndarray] = field(default_factory=list)
+    owner: list[int] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    seen: set[tuple[int, str]] = field(default_factory=set)
+    model: str | None = None
+    dim: int | None = None
+    derived: int = 0
+
+    def add(self, owner: int, text: str, vec: np.ndarray) -> bool:
+        if (owner, text) in self.seen:
+            return False
+        self.seen.add((owner, text))
+        self.rows.append(np.asarray(vec, dtype=np.float32))
+        self.owner.append(owner)
+        self.text.append(text)
+        return True
+
+
+@dataclass
+class ModuleRef:
+    path: str  # relative to the record root
+    header: ModuleHeader
+    owner: int  # index into records
+    has_vectors: bool = False
+
+
+class Builder:
+    def __init__(self, home: Home, encode: Encode | None) -> None:
+        self.home = home
+        self.encode = encode
+        self.records: list[SkillRecord] = []
+        self.modules: list[ModuleRef] = []
+        self.vectors = Vectors()
+        self.problems: list[str] = []
+        self.usage: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+        self.keys: set[str] = set()
+
+    # --------------------------------------------------------------------- helpers
+    def header(self, path: Path, label: str) -> ModuleHeader | None:
+        try:
+            return read_header(path, usage=self.usage)
+        except (OSError, OntoskillsError) as exc:
+            self.problems.append(f"{label}: {exc}")
+            return None
+
+    def add_intents_file(
+        self, path: Path, label: str, folder_modules: list[ModuleRef], fallback: int | None
+    ) -> None:
+        try:
+            parsed = parse_intents(path.read_bytes(), source=label)
+        except (OSError, OntoskillsError) as exc:
+            self.problems.append(f"{label}: {exc}")
+            return
+        if self.vectors.dim is None:
+            self.vectors.dim, self.vectors.model = parsed.dimension, parsed.model
+        elif parsed.dimension != self.vectors.dim:
+            self.problems.append(
+                f"{label}: {parsed.dimension}-dim vectors, others are {self.vectors.dim}; ignored"
+            )
+            return
+        by_name: dict[str, ModuleRef] = {}
+        for m in folder_modules:
+            by_name.setdefault(m.header.identifier, m)
+            by_name.setdefault(self.records[m.owner].skill_id, m)
+        for iv in parsed.intents:
+            targets = [by_name[s] for s in iv.skills if s in by_name]
+            if targets:
+                for m in targets:
+                    m.has_vectors = True
+                    self.vectors.add(m.owner, iv.intent, np.asarray(iv.embedding))
+            elif fallback is not None:
+                self.vectors.add(fallback, iv.intent, np.asarray(iv.embedding))
+
+    def derive_missing_vectors(self) -> None:
+        """Quirk 6: encode the intents of modules that have no stored vectors."""
+        if self.encode is None:
+            return
+        todo: list[tuple[int, str]] = []
+        for m in self.modules:
+            if not m.has_vectors:
+                texts = list(m.header.intents)
+                if m.path == self.records[m.owner].main_module:
+                    texts += self.records[m.owner].intents
+                todo.extend((m.owner, t) for t in dict.fromkeys(texts))
+        todo = [(o, t) for o, t in todo if (o, t) not in self.vectors.seen]
+        if not todo:
+            return
+        encoded = self.encode([t for _, t in todo])
+        if self.vectors.dim is not None and encoded.shape[1] != self.vectors.dim:
+            self.problems.append(
+                f"the encoder makes {encoded.shape[1]}-dim vectors but stored ones are "
+                f"{self.vectors.dim}-dim; missing vectors not derived"
+            )
+            return
+        self.vectors.dim = encoded.shape[1]
+        for (owner, text), vec in zip(todo, encoded, strict=True):
+            self.vectors.derived += self.vectors.add(owner, text, vec)
+
+    def new_record(self, rec: SkillRecord) -> int | None:
+        if rec.key in self.keys:
+            self.problems.append(f"{rec.key}: defined twice; the second one is ignored")
+            return None
+        self.keys.add(rec.key)
+        self.records.append(rec)
+        return len(self.records) - 1
+
+    def finish(self) -> CatalogData:
+        self.derive_missing_vectors()
+        if self.vectors.rows:
+            vectors = np.vstack(self.vectors.rows).astype(np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors /= np.clip(norms, 1e-12, None)
+            owner = np.asarray(self.vectors.owner, dtype=np.int32)
+        else:
+            vectors, owner = empty_vectors()
+        return CatalogData(
+            records=self.records,
+            vectors=vectors,
+            vector_owner=owner,
+            vector_text=self.vectors.text,
+            vector_model=self.vectors.model,
+            problems=self.problems,
+            schema=build_schema(*self.usage),
+            derived_vectors=self.vectors.derived,
+        )
+
+
+def merge(a: list[str], b: list[str]) -> list[str]:
+    return list(dict.fromkeys(x for x in [*a, *b] if x))
+
+
+def description_of(manifest_desc: str, turtle_desc: str) -> str:
+    d = manifest_desc.strip()
+    if not d or d == ">" or (d.endswith("...") and len(turtle_desc) > len(d) - 3):
+        return turtle_desc or ("" if d == ">" else d)
+    return d
+
+
+def folder_of(path: str) -> str:
+    parent = PurePosixPath(path).parent.as_posix()
+    return "" if parent == "." else parent
+
+
+def within(path: str, folder: str) -> bool:
+    return folder == "" or path.startswith(folder + "/")

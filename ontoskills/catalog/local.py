@@ -1,0 +1,95 @@
+"""Local skills: `ontoskill.ttl` files under ontologies/ outside author/ and system/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..manifest import LOCAL_TIER
+from ..paths import Home
+from ..safety import is_valid_name
+from .builder import INTENTS_FILE, Builder, ModuleRef, merge
+from .model import SkillRecord
+
+SKIP_TOP = ("author", "system")
+
+
+def local_skill_files(home: Home) -> list[Path]:
+    """Every file under ontologies/ outside author/ and system/ (sorted, no symlinks)."""
+    out: list[Path] = []
+    top = home.ontologies
+    if not top.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(top):
+        if Path(dirpath) == top:
+            dirnames[:] = [d for d in dirnames if d not in SKIP_TOP]
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if p.is_file() and not p.is_symlink():
+                out.append(p)
+    return out
+
+
+def add_local(b: Builder, files: list[Path]) -> None:
+    top = b.home.ontologies
+    mains = [p for p in files if p.name == "ontoskill.ttl" and p.parent != top]
+    main_dirs = {p.parent for p in mains}
+    for main in mains:
+        folder = main.parent
+        rel = folder.relative_to(top)
+        group = rel.parts[0]
+        label = f"local/{rel.as_posix()}/ontoskill.ttl"
+        head = b.header(main, label)
+        if head is None:
+            continue
+        skill = head.identifier if is_valid_name(head.identifier) else folder.name
+        if not (is_valid_name(group) and is_valid_name(skill)):
+            b.problems.append(f"{label}: folder or identifier is not a valid name; not served")
+            continue
+        # Files of this skill: below its folder but not inside a nested local skill.
+        mine = [
+            p
+            for p in files
+            if folder in p.parents
+            and not any(d in main_dirs for d in p.parents if folder in d.parents)
+        ]
+        idx = b.new_record(
+            SkillRecord(
+                key=f"local/{group}/{skill}",
+                package=f"local/{group}",
+                skill_id=skill,
+                identifier=head.identifier or skill,
+                iri=head.iri,
+                trust_tier=LOCAL_TIER,
+                root=str(folder),
+                main_module="ontoskill.ttl",
+                description=head.description,
+                category=head.category,
+                nature=head.nature,
+                name=head.name or skill,
+                aliases=head.aliases,
+                intents=head.intents,
+                modules=["ontoskill.ttl"],
+            )
+        )
+        if idx is None:
+            continue
+        rec = b.records[idx]
+        modules = [ModuleRef("ontoskill.ttl", head, idx)]
+        for p in mine:
+            relp = p.relative_to(folder).as_posix()
+            if p.suffix == ".ttl" and p != main and p.parent == folder:
+                sub = b.header(p, f"local/{rel.as_posix()}/{relp}")
+                if sub is not None:
+                    rec.modules.append(relp)
+                    rec.aliases = merge(rec.aliases, sub.aliases)
+                    rec.intents = merge(rec.intents, sub.intents)
+                    modules.append(ModuleRef(relp, sub, idx))
+            elif p.suffix != ".ttl" and p.name != INTENTS_FILE:
+                rec.assets.append(relp)
+        b.modules.extend(modules)
+        if (folder / INTENTS_FILE).is_file():
+            b.add_intents_file(
+                folder / INTENTS_FILE, f"local/{rel.as_posix()}/{INTENTS_FILE}", modules, idx
+            )
