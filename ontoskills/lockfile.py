@@ -217,7 +217,12 @@ def parse(text: str, path: Path) -> Lockfile:
     lock = Lockfile()
     lock_dir = path.parent
     for name, r in (data.get("registries") or {}).items():
-        if not (isinstance(r, dict) and isinstance(r.get("url"), str) and is_valid_name(name)):
+        if not (
+            isinstance(r, dict)
+            and isinstance(r.get("url"), str)
+            and "\x00" not in r["url"]  # no path or URL holds NUL; os calls raise on it
+            and is_valid_name(name)
+        ):
             raise _err(path, f"invalid registry entry {name!r}")
         lock.registries[name] = LockedRegistry(
             name=name,

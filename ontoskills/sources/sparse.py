@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import jsonio
-from ..errors import FormatError, NotFoundError, OntoskillsError
+from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError
 from ..fsutil import atomic_write_bytes
 from ..manifest import IndexEntry, RegistryIndex, parse_index
 from ..safety import split_package_id
@@ -67,8 +67,8 @@ class SparseIndex(RegistryIndex):
         rel = entry_path(package_id)
         try:
             data = self._source.read(rel, max_bytes=MAX_ENTRY_BYTES)
-        except NotFoundError:
-            return None
+        except (NotFoundError, AuthError):  # S3 answers 403 for a missing key: a miss
+            return None  # the full index decides, and reports a real auth failure itself
         where = f"{self._where}: {rel}"
         raw = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
         # One entry through the same validation as index.json (paths, names, tiers).

@@ -98,3 +98,13 @@ def test_unknown_tilde_user_in_a_registry_url_is_exit_2(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as info:
         load_config(tmp_path / "config.toml")
     assert info.value.exit_code == 2
+
+
+def test_nul_in_a_locked_registry_url_is_exit_3(tmp_path: Path) -> None:
+    """`url = "\\u0000"` raised ValueError from os.path (found by the 5,000-example fuzz run)."""
+    from ontoskills import lockfile
+    from ontoskills.errors import LockFormatError
+
+    text = 'lock_version = 1\n\n[registries.r]\nurl = "a\\u0000b"\n'
+    with pytest.raises(LockFormatError):
+        lockfile.parse(text, tmp_path / "ontoskills.lock")

@@ -157,3 +157,14 @@ def test_publish_keeps_a_sparse_registry_in_step(git: bool, cli: CliRunner, tmp_
             repo.status()
         )
     cli("--home", str(tmp_path / "h"), "--registry", str(reg), "install", "acme/tools", check=True)
+
+
+def test_s3_style_403_for_a_missing_sparse_entry_is_a_miss(cli: CliRunner, tmp_path: Path) -> None:
+    from tests.helpers.faults import Fault
+
+    reg = _registry(tmp_path / "reg")
+    with FaultServer(reg) as srv:
+        srv.fail(r"^/index/acme/devtool\.json$", Fault("status", 403), times=None)
+        proc = cli("--registry", srv.url, "install", "acme/devtool")
+        assert proc.returncode == 7, proc.stderr
+        assert "acme/devtools" in proc.stderr
