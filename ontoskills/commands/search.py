@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--min-trust", help=f"Hide skills below this tier ({', '.join(TIERS)})."),
         ] = None,
-        verify: VerifyOpt = "fast",
+        verify: VerifyOpt = "full",
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         verify: Annotated[
             str,
             typer.Option("--verify", help="Check installed files at start: full | fast | none."),
-        ] = "fast",
+        ] = "full",
         mode: Annotated[
             str, typer.Option("--mode", help="Search mode: auto | bm25 | semantic | hybrid.")
         ] = "auto",

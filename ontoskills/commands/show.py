@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
     def show_cmd(
         ctx: typer.Context,
         skill: Annotated[str, typer.Argument(help="author/pkg/skill (or a skill id / IRI).")],
-        verify: VerifyOpt = "fast",
+        verify: VerifyOpt = "full",
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:

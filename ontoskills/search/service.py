@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 MAX_TOP_K = 50
 MODES = ("auto", "bm25", "semantic", "hybrid")
 MAX_QUERY_CHARS = 2000  # longer queries are cut: the encoder sees 128 tokens anyway
-_CONTEXT_CACHE = 32
+_CONTEXT_CACHE = 256  # parsed contexts (~50-300 KB each); an agent revisits a working set
 
 __all__ = [
     "MAX_TOP_K",
@@ -155,7 +155,7 @@ class SkillService:
         lockfile: Path,
         config: Config,
         *,
-        verify: str = "fast",
+        verify: str = "full",
         encoder_factory: Callable[[], Encoder | None] | None = None,
     ) -> None:
         self.home = home
