@@ -167,7 +167,12 @@ def resolve(
     _check_limits(package_id, list(files.values()))
     plan.files = [files[p] for p in sorted(files)]
     previous = existing.skills if existing else {}
-    plan.skills = {s.id: previous.get(s.id, True) for s in chosen}
+    # A new skill starts as its author set it (`default_enabled`), unless asked for by name;
+    # a skill already in the lock keeps the user's choice.
+    plan.skills = {
+        s.id: previous.get(s.id, s.default_enabled or (skills is not None and s.id in skills))
+        for s in chosen
+    }
     return plan
 
 

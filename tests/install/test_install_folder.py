@@ -316,3 +316,26 @@ def test_real_superpowers_from_folder(cli: CliRunner, ontostore: Path, env: dict
     lock = lockfile.load(home / "ontoskills.lock")
     assert lock.packages["obra/superpowers"].trust_tier == "official"
     assert all(len(f.sha256) == 64 for f in lock.packages["obra/superpowers"].files)
+
+
+def test_default_enabled_false_is_honoured_unless_asked_for_by_name(
+    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> None:
+    spec = PackageSpec(
+        id="acme/bench",
+        skills=[
+            SkillSpec("visible", "Shown by default", intents=("do a thing",)),
+            SkillSpec("opt-in", "Off until enabled", intents=("other",), default_enabled=False),
+        ],
+    )
+    reg = build_registry(tmp_path / "bench-reg", [spec])
+    home = Path(env["ONTOSKILLS_HOME"])
+    cli("--registry", str(reg), "install", "acme/bench", check=True)
+    skills = lockfile.load(home / "ontoskills.lock").packages["acme/bench"].skills
+    assert skills == {"visible": True, "opt-in": False}
+    cli("enable", "acme/bench/opt-in", check=True)
+    cli("--registry", str(reg), "update", "acme/bench", check=True)  # the user's choice stays
+    assert lockfile.load(home / "ontoskills.lock").packages["acme/bench"].skills["opt-in"]
+    other = tmp_path / "home2"
+    cli("--home", str(other), "--registry", str(reg), "install", "acme/bench/opt-in", check=True)
+    assert lockfile.load(other / "ontoskills.lock").packages["acme/bench"].skills == {"opt-in": True}
