@@ -29,6 +29,12 @@ ModelOpt = Annotated[
         "--with-embeddings.",
     ),
 ]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Overwrite files you edited in installed packages.")
+]
+AllowDowngradeOpt = Annotated[
+    bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
+]
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Treat hidden Unicode in skills as an error.")
 ]
@@ -89,12 +95,8 @@ def register(app: typer.Typer) -> None:
         frozen: Annotated[
             bool, typer.Option("--frozen", help="Install the lock as written, no resolution.")
         ] = False,
-        force: Annotated[
-            bool, typer.Option("--force", help="Overwrite files you edited in installed packages.")
-        ] = False,
-        allow_trust_downgrade: Annotated[
-            bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
-        ] = False,
+        force: ForceOpt = False,
+        allow_trust_downgrade: AllowDowngradeOpt = False,
         strict: StrictOpt = False,
         model: ModelOpt = None,
         json: JsonOpt = False,

@@ -11,7 +11,14 @@ from ..install.operations import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from .install import MinTrustOpt, StrictOpt, check_tier_option, render_report
+from .install import (
+    AllowDowngradeOpt,
+    ForceOpt,
+    MinTrustOpt,
+    StrictOpt,
+    check_tier_option,
+    render_report,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -19,12 +26,8 @@ def register(app: typer.Typer) -> None:
     def update_cmd(
         ctx: typer.Context,
         packages: Annotated[list[str] | None, typer.Argument(help="author/pkg; none = all")] = None,
-        force: Annotated[
-            bool, typer.Option("--force", help="Overwrite files you edited in installed packages.")
-        ] = False,
-        allow_trust_downgrade: Annotated[
-            bool, typer.Option("--allow-trust-downgrade", help="Accept a lower trust tier.")
-        ] = False,
+        force: ForceOpt = False,
+        allow_trust_downgrade: AllowDowngradeOpt = False,
         min_trust: MinTrustOpt = None,
         strict: StrictOpt = False,
         json: JsonOpt = False,

@@ -86,32 +86,13 @@ def update(session: Session, package_ids: list[str], opts: InstallOptions) -> Re
                 )
                 new = planner.stage(plan)
                 if same_content(old, new):
-                    report.changes.append(
-                        Change(
-                            pid,
-                            "unchanged",
-                            new.version,
-                            trust_tier=new.trust_tier,
-                            files=len(new.files),
-                            skills=sorted(new.skills),
-                        )
-                    )
+                    report.changes.append(Change.of("unchanged", new))
                     continue
                 guard_update(session, old, new, opts)
                 add_to_lock(lock, plan, new)
                 lock.packages[pid] = new
                 txn.replace(session.home.package_dir(pid), txn.stage_dir(pid))
-                report.changes.append(
-                    Change(
-                        pid,
-                        "updated",
-                        new.version,
-                        old.version,
-                        new.trust_tier,
-                        len(new.files),
-                        sorted(new.skills),
-                    )
-                )
+                report.changes.append(Change.of("updated", new, old))
             prune_registries(lock)
             embeddings_before_commit(session, lock, opts, txn, report)
             after = lock.to_bytes(session.lockfile_path.parent)

@@ -52,6 +52,19 @@ class Change:
     files: int = 0
     skills: list[str] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, action: str, pkg: LockedPackage, previous: LockedPackage | None = None) -> Change:
+        """A change that leaves `pkg` in the lock (what the CLI reports per package)."""
+        return cls(
+            pkg.id,
+            action,
+            pkg.version,
+            previous.version if previous else None,
+            pkg.trust_tier,
+            len(pkg.files),
+            sorted(pkg.skills),
+        )
+
 
 @dataclass
 class Report:
@@ -274,16 +287,7 @@ def _resolve_specs(
             new.commit, new.registry = existing.commit, existing.registry
             if new.requested != existing.requested or new.skills != existing.skills:
                 lock.packages[pid] = new
-            report.changes.append(
-                Change(
-                    pid,
-                    "unchanged",
-                    new.version,
-                    trust_tier=new.trust_tier,
-                    files=len(new.files),
-                    skills=sorted(new.skills),
-                )
-            )
+            report.changes.append(Change.of("unchanged", new))
             continue
         if opts.locked:
             why = "is not in it" if existing is None else "changed in its registry"
@@ -309,17 +313,7 @@ def _resolve_specs(
             if existing is None
             else ("reinstalled" if same_content(existing, new) else "updated")
         )
-        report.changes.append(
-            Change(
-                pid,
-                action,
-                new.version,
-                existing.version if existing else None,
-                new.trust_tier,
-                len(new.files),
-                sorted(new.skills),
-            )
-        )
+        report.changes.append(Change.of(action, new, existing))
     prune_registries(lock)
 
 
@@ -352,16 +346,7 @@ def sync_from_lock(
         pkg = lock.packages[pid]
         check_min_trust(pid, pkg.trust_tier, opts.min_trust)
         if not reinstall_all and package_drift(session.home, pkg).clean:
-            report.changes.append(
-                Change(
-                    pid,
-                    "unchanged",
-                    pkg.version,
-                    trust_tier=pkg.trust_tier,
-                    files=len(pkg.files),
-                    skills=sorted(pkg.skills),
-                )
-            )
+            report.changes.append(Change.of("unchanged", pkg))
             continue
         if pkg.registry not in lock.registries:
             raise UsageError(
@@ -372,13 +357,4 @@ def sync_from_lock(
         if new.integrity != package_integrity(pkg.files):  # fetcher verified each file already
             raise AssertionError("verified files differ from the lock")
         planner.txn.replace(session.home.package_dir(pid), planner.txn.stage_dir(pid))
-        report.changes.append(
-            Change(
-                pid,
-                "reinstalled",
-                pkg.version,
-                trust_tier=pkg.trust_tier,
-                files=len(pkg.files),
-                skills=sorted(pkg.skills),
-            )
-        )
+        report.changes.append(Change.of("reinstalled", pkg))
