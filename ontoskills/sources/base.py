@@ -58,6 +58,11 @@ class Source(Protocol):
         """Stream a registry file to dest; return (sha256, size). Never exceeds max_bytes."""
         ...
 
+    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
+        """An optional file (e.g. the sparse index config): its content, or None when it is
+        absent or not served cleanly. One attempt, no retries: a miss must stay cheap."""
+        ...
+
     def list_package(self, package_root: str) -> list[RemoteFile] | None:
         """Every file under a package folder, or None when the source cannot list (HTTP)."""
         ...

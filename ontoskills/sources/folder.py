@@ -55,6 +55,12 @@ class FolderSource:
             raise LimitExceededError(f"{self.config.name}: {relpath} is larger than {max_bytes}")
         return path.read_bytes()
 
+    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
+        try:
+            return self.read(relpath, max_bytes=max_bytes)
+        except NotFoundError:
+            return None
+
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         path, st = self._open(relpath)
         if st.st_size > max_bytes:

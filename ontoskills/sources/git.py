@@ -247,6 +247,12 @@ class GitSource:
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         return self._blob(relpath, max_bytes).data
 
+    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
+        try:
+            return self.read(relpath, max_bytes=max_bytes)
+        except NotFoundError:
+            return None
+
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         blob = self._blob(relpath, max_bytes)
         view = memoryview(blob)  # libgit2 already holds the inflated object: no extra copy

@@ -171,11 +171,17 @@ class HttpSource:
         raise NetworkError(f"{self.host}: more than {MAX_REDIRECTS} redirects for {_display(url)}")
 
     def _get(
-        self, relpath: str, headers: dict[str, str], consume: Callable[[httpx.Response], T]
+        self,
+        relpath: str,
+        headers: dict[str, str],
+        consume: Callable[[httpx.Response], T],
+        *,
+        retries: int | None = None,
     ) -> T:
         url = self.url(relpath)
         last = "no response"
-        for attempt in range(self.policy.retries + 1):
+        retries = self.policy.retries if retries is None else retries
+        for attempt in range(retries + 1):
             if self._closed.is_set():
                 raise KeyboardInterrupt  # the session is shutting down (Ctrl-C)
             retry_after = None
@@ -211,9 +217,9 @@ class HttpSource:
                 continue
             except httpx.TransportError as exc:
                 last = type(exc).__name__
-            if attempt < self.policy.retries:
+            if attempt < retries:
                 self._sleep(self.policy.delay(attempt, retry_after))
-        attempts = self.policy.retries + 1
+        attempts = retries + 1
         raise NetworkError(
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
             hint="check your connection and the registry URL, or retry later; "
@@ -299,6 +305,15 @@ class HttpSource:
         return IndexSnapshot(index=index, sha256=hashlib.sha256(data).hexdigest())
 
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
+        return self._read(relpath, max_bytes, retries=None)
+
+    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
+        try:
+            return self._read(relpath, max_bytes, retries=0)
+        except (NotFoundError, AuthError, NetworkError):
+            return None  # S3 answers 403 for a missing key; some hosts 500 on unknown paths
+
+    def _read(self, relpath: str, max_bytes: int, *, retries: int | None) -> bytes:
         url = self.url(relpath)
         cached = self._cached(url)
         if self.options.offline:
@@ -320,7 +335,7 @@ class HttpSource:
             self._save_meta(url, resp, sha, size)
             return data
 
-        return self._get(relpath, self._conditional(cached), consume)
+        return self._get(relpath, self._conditional(cached), consume, retries=retries)
 
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         url = self.url(relpath)

@@ -94,11 +94,13 @@ class SparseIndex(RegistryIndex):
 def open_sparse(source: Source) -> IndexSnapshot | None:
     """A snapshot backed by the sparse index, or None when the registry has none."""
     try:
-        data = source.read(CONFIG, max_bytes=MAX_ENTRY_BYTES)
+        data = source.probe(CONFIG, max_bytes=MAX_ENTRY_BYTES)
     except OntoskillsError:
-        # The probe is an optimisation: a 404, an S3-style 403 for a missing key, a host that
-        # errors on unknown paths or a cold offline cache all fall back to index.json, which
-        # then reports any real failure with its own message.
+        data = None
+    if data is None:
+        # The probe is an optimisation (one attempt, no retries): a 404, an S3-style 403 for a
+        # missing key, a host that errors on unknown paths or a cold offline cache all fall
+        # back to index.json, which then reports any real failure with its own message.
         return None
     where = f"{source.config.name}: {CONFIG}"
     config = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)

@@ -168,3 +168,16 @@ def test_s3_style_403_for_a_missing_sparse_entry_is_a_miss(cli: CliRunner, tmp_p
         proc = cli("--registry", srv.url, "install", "acme/devtool")
         assert proc.returncode == 7, proc.stderr
         assert "acme/devtools" in proc.stderr
+
+
+@pytest.mark.parametrize("status", [403, 500, 503])
+def test_probe_on_a_plain_registry_is_one_request_then_index_json(
+    cli: CliRunner, tmp_path: Path, env: dict[str, str], status: int
+) -> None:
+    """Hosts that answer 403 (S3) or 5xx for unknown paths must not cost retries or fail."""
+    reg = _registry(tmp_path / "plain", sparse=False, extra=0)
+    with FaultServer(reg) as srv:
+        srv.storm(r"^/index/config\.json$", status, times=None)
+        cli("--registry", srv.url, "install", "acme/design", check=True)
+        assert srv.paths().count("/" + CONFIG) == 1
+        assert "/index.json" in srv.paths()
