@@ -135,14 +135,25 @@ def _download_one(repo_id: str, revision: str, filename: str, s: HubSettings) ->
 
 @contextlib.contextmanager
 def _quiet_hub_logs() -> Iterator[None]:
-    """huggingface_hub logs each retry on stderr; our error (or success) says what matters."""
+    """huggingface_hub logs each retry and draws tqdm bars on stderr; domain code does not
+    print (the CLI's reporter notes the download, and honours --quiet/NO_COLOR/CI)."""
+    from huggingface_hub.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
     logger = logging.getLogger("huggingface_hub")
     level = logger.level
+    bars_were_off = are_progress_bars_disabled()
     logger.setLevel(logging.ERROR)
+    disable_progress_bars()
     try:
         yield
     finally:
         logger.setLevel(level)
+        if not bars_were_off:
+            enable_progress_bars()
 
 
 def _first_line(exc: BaseException) -> str:
