@@ -57,6 +57,7 @@ class LoadResult:
     malformed: int = 0  # a result without the documented structuredContent shape
     latencies_ms: list[float] = field(default_factory=list)
     rss_kb: dict[str, int] = field(default_factory=dict)  # start/middle/end VmRSS
+    rss_samples: list[int] = field(default_factory=list)  # VmRSS every 500 calls
     ops: Counter[str] = field(default_factory=Counter)
     op_failures: list[str] = field(default_factory=list)
     probe_states: list[bool] = field(default_factory=list)  # MOVING_SKILL served, in order
@@ -203,8 +204,8 @@ def run_load(
                 await one(client, lookups[i % len(lookups)])
             else:
                 await one(client, queries[i % len(queries)])
-            if "middle" not in res.rss_kb and res.calls >= calls // 2:
-                res.rss_kb["middle"] = _rss_kb(pid)
+            if res.calls // 500 > len(res.rss_samples):
+                res.rss_samples.append(_rss_kb(pid))
             i += clients
             await anyio.sleep(0)
 
@@ -229,6 +230,9 @@ def run_load(
                 r["skill"].startswith(DROPPED + "/") for r in dropped["results"]
             )
             res.rss_kb["end"] = _rss_kb(pid)
+            samples = res.rss_samples or [res.rss_kb["end"]]
+            res.rss_kb["middle"] = samples[len(samples) // 2]
+            res.rss_kb["max"] = max([*samples, res.rss_kb["start"], res.rss_kb["end"]])
             res.server_alive = Path(f"/proc/{pid}").exists() and _rss_kb(pid) > 0
 
     anyio.run(main)
