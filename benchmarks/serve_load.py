@@ -143,6 +143,8 @@ def main() -> None:
     print(f"| {'metric'.ljust(width)} | value |\n|{'-' * (width + 2)}|-------|")
     for k, v in rows:
         print(f"| {k.ljust(width)} | {v} |")
+    trend = [f"{kb / 1024:.1f}" for kb in res.rss_samples[:: max(1, len(res.rss_samples) // 12)]]
+    print("RSS every ~1/12 of the run (MB):", " ".join(trend), file=sys.stderr)
     for line in res.samples[:5] + res.op_failures[:5]:
         print("  sample:", line, file=sys.stderr)
 
