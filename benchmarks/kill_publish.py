@@ -224,8 +224,7 @@ def main() -> None:
         total, killed, converged = total + len(outs), killed + k, converged + c
         mean = sum(o.seconds for o in outs) / len(outs)
         print(
-            f"{kind:<8} {len(outs):>4} {k:>6} {'/'.join(map(str, states)):>27} "
-            f"{c:>9} {mean:>6.2f}"
+            f"{kind:<8} {len(outs):>4} {k:>6} {'/'.join(map(str, states)):>27} {c:>9} {mean:>6.2f}"
         )
     print(
         f"total: {total} iterations, {killed} SIGKILLs landed mid-run, {converged} converged, "
