@@ -146,6 +146,7 @@ def world(base: Path, kinds: tuple[str, ...]) -> Iterator[World]:
 class Outcome:
     killed_mid_run: bool
     state_after_kill: str  # "old" | "new" | "partial"
+    phase: str  # where a "partial" kill landed: staging | swap | index | commit | other
     rerun_exit: int
     verify_exit: int
     converged: bool
@@ -173,6 +174,7 @@ def one_iteration(w: World, kind: str, rng: random.Random, reg: Path) -> Outcome
     killed = proc.returncode == -signal.SIGKILL
     after = snapshot(reg)
     state = "old" if after == old else "new" if after == want else "partial"
+    phase = _phase(after, old, want) if state == "partial" else state
     rerun = w.cli(*w.publish_args(reg))
     why: list[str] = []
     if "Traceback" in rerun.stderr:
@@ -188,8 +190,27 @@ def one_iteration(w: World, kind: str, rng: random.Random, reg: Path) -> Outcome
     got = snapshot(reg)
     why += sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
     return Outcome(
-        killed, state, rerun.returncode, verify.returncode, not why, time.perf_counter() - t0, why
+        killed,
+        state,
+        phase,
+        rerun.returncode,
+        verify.returncode,
+        not why,
+        time.perf_counter() - t0,
+        why,
     )
+
+
+def _phase(after: Snapshot, old: Snapshot, want: Snapshot) -> str:
+    names = " ".join(after)
+    if ".pkg.old-" in names:
+        return "swap"  # between the two renames, or removing the moved-aside old version
+    if ".pkg.publish-" in names:
+        return "staging"  # copying into the staging folder
+    files = {k: v for k, v in after.items() if k.startswith("packages/")}
+    if files == {k: v for k, v in want.items() if k.startswith("packages/")}:
+        return "index" if after.get("index.json") != want.get("index.json") else "commit"
+    return "other"
 
 
 def run(iterations: int, seed: int, kinds: tuple[str, ...], base: Path) -> dict[str, list[Outcome]]:
@@ -230,6 +251,10 @@ def main() -> None:
         f"total: {total} iterations, {killed} SIGKILLs landed mid-run, {converged} converged, "
         f"{total - converged} lost; {time.perf_counter() - t:.0f} s"
     )
+    phases = sorted({o.phase for outs in results.values() for o in outs} - {"old", "new"})
+    for kind, outs in results.items():
+        counts = ", ".join(f"{ph} {sum(o.phase == ph for o in outs)}" for ph in phases)
+        print(f"{kind}: partial kills by phase: {counts}")
     for kind, outs in results.items():
         for o in outs:
             if not o.converged:
