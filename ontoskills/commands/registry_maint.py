@@ -69,6 +69,10 @@ def register_into(registry_app: typer.Typer) -> None:
         ] = False,
         author_name: Annotated[str | None, typer.Option("--author-name")] = None,
         author_email: Annotated[str | None, typer.Option("--author-email")] = None,
+        sparse: Annotated[
+            bool,
+            typer.Option("--sparse", help="Also serve a per-package index (large registries)."),
+        ] = False,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -80,7 +84,7 @@ def register_into(registry_app: typer.Typer) -> None:
             from ..publish.registry import init_registry
 
             author = None if no_git else gitops.author_for(None, author_name, author_email)
-            commit = init_registry(path, git=not no_git, author=author)
+            commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
             if app_ctx.json:
                 out.json({"command": "registry init", "path": str(path), "commit": commit})
             else:

@@ -67,9 +67,12 @@ def index_bytes(entries: list[dict[str, Any]]) -> bytes:
 
 
 def init_registry(
-    path: Path, *, git: bool = True, author: gitops.Author | None = None
+    path: Path, *, git: bool = True, author: gitops.Author | None = None, sparse: bool = False
 ) -> str | None:
-    """Create an empty registry; returns the initial commit (None without git)."""
+    """Create an empty registry; returns the initial commit (None without git).
+
+    `sparse` also writes the per-package index (`index/config.json`, docs/SCALING.md), which
+    `publish` then keeps in step, so clients fetch one small file per package."""
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
     path.mkdir(parents=True, exist_ok=True)
@@ -79,12 +82,16 @@ def init_registry(
         path / "README.md", README.format(name=name, location=str(path)).encode("utf-8")
     )
     (path / "packages").mkdir(exist_ok=True)
+    if sparse:
+        from ..sources.sparse import write_sparse_index
+
+        write_sparse_index(path)
     if not git:
         return None
     repo = gitops.init_repo(path)
     return gitops.commit_paths(
         repo,
-        [INDEX, "README.md"],
+        [INDEX, "README.md", *(["index"] if sparse else [])],
         "Initialize OntoSkills registry",
         author or gitops.author_for(repo),
     )

@@ -7,6 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from ontoskills import lockfile
@@ -81,3 +82,23 @@ def test_http_round_trip(
     _check_installed(env, manifest, "http")
     home = Path(env["ONTOSKILLS_HOME"])
     assert (home / "ontologies/author/acme/tools/lint/scripts/run.sh").stat().st_mode & 0o100
+
+
+def test_sparse_registry_from_init_round_trips_over_http(
+    tmp_path: Path, cli: CliRunner, env: dict[str, str], httpserver
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.helpers.http import serve_folder
+
+    registry = tmp_path / "sparse-reg"
+    proc = cli("registry", "init", str(registry), "--sparse", extra_env=GIT_ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((registry / "index/config.json").read_text())["packages"] == 0
+    assert not pygit2.Repository(str(registry)).status()  # index/ is committed too
+    manifest = _published(tmp_path, cli, registry)
+    entry = json.loads((registry / "index/acme/tools.json").read_text())
+    assert entry["package_id"] == "acme/tools"
+    log: list[str] = []
+    url = serve_folder(httpserver, registry, log=log)
+    cli("--registry", url, "install", "acme/tools", check=True)
+    _check_installed(env, manifest, "http")
+    assert "/index/acme/tools.json" in log and "/index.json" not in log  # one entry, not all
