@@ -4,7 +4,7 @@ then `registry verify` must pass and the registry must equal an uninterrupted pu
 index.json bytes, every file of the package, (git) HEAD's tree and a clean work tree with no
 staging folder or temp file left.
 
-    python benchmarks/kill_publish.py [--iterations 50] [--seed 1] [--kinds git,folder]
+    python benchmarks/kill_publish.py [--iterations 50] [--seed 1] [--kinds git,folder,sparse]
 
 The start registry already holds big/pkg 1.0.0 (160 assets, ~2 MB, so a kill can land in
 the copy, the swap, the index write or the commit); each iteration publishes 2.0.0.
@@ -39,6 +39,8 @@ from tests.helpers.registry import PackageSpec, SkillSpec, write_package  # noqa
 PKG = "big/pkg"
 VERSION_EXISTS = 2  # VersionConflictError (a usage error): the kill landed after the commit
 Snapshot = dict[str, str]
+# registry kinds: `registry init` flags (sparse: git + the per-package index/, docs/SCALING.md)
+INIT_FLAGS = {"git": [], "folder": ["--no-git"], "sparse": ["--sparse"]}
 
 
 def package_spec(version: str) -> PackageSpec:
@@ -128,7 +130,7 @@ def world(base: Path, kinds: tuple[str, ...]) -> Iterator[World]:
     w.pkg = make_package(base, "2.0.0")
     for kind in kinds:
         start = base / f"start-{kind}"
-        _must(w.cli("registry", "init", str(start), *(["--no-git"] if kind == "folder" else [])))
+        _must(w.cli("registry", "init", str(start), *INIT_FLAGS[kind]))
         _must(w.cli("publish", str(v1), "--registry", str(start)))
         w.starts[kind] = start
         ref = base / f"ref-{kind}"
