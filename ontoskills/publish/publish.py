@@ -166,6 +166,7 @@ def _publish_into(
     entries = read_entries(root)
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
+    repaired = False if opts.dry_run else _recover_interrupted(root, pkg_rel)
     old_manifest_bytes = b""
     previous: str | None = None
     if current is not None:
@@ -174,7 +175,18 @@ def _publish_into(
         if old_path.is_file():
             old_manifest_bytes = old_path.read_bytes()
             previous = parse_manifest(old_manifest_bytes, source=manifest_rel).version
-    rules.check_version(pid, m.version, previous)
+    # A local publish killed after its files were swapped in but before the index write or
+    # the git commit leaves exactly these manifest bytes in place: the re-run completes it.
+    resume = (
+        kind != "remote"
+        and not opts.dry_run
+        and previous == m.version
+        and old_manifest_bytes == pkg.data
+    )
+    if not resume:
+        rules.check_version(pid, m.version, previous)
+    else:
+        rep.warn(f"completing an interrupted publish of {pid} {m.version}")
     if current is None:
         rules.check_new_name(pid, [str(e.get("package_id")) for e in entries], opts.force)
     existing_tier = str(current.get("trust_tier", "community")) if current is not None else None
@@ -207,16 +219,30 @@ def _publish_into(
         repo = gitops.pygit2.Repository(str(root))
         author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
-    _install_package(pkg, root, pkg_rel)
-    atomic_write_bytes(root / INDEX, new_index)
+    wrote = False
+    if not (resume and _holds_files(root, pkg_rel, m)):
+        _install_package(pkg, root, pkg_rel)
+        wrote = True
+    if old_index != new_index:
+        atomic_write_bytes(root / INDEX, new_index)
+        wrote = True
     sparse = (root / SPARSE_CONFIG).is_file()
     if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
         write_sparse_index(root)
     if repo is None or author is None:
+        if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
+            rules.check_version(pid, m.version, previous)
         return result
     message = opts.message or f"Publish {pid} {m.version}"
     paths = [pkg_rel, INDEX, *(["index"] if sparse else [])]
-    result.commit = gitops.commit_paths(repo, paths, message, author)
+    try:
+        result.commit = gitops.commit_paths(repo, paths, message, author)
+    except UsageError:
+        if not resume:
+            raise
+        if not repaired:  # HEAD already holds it: a plain re-publish
+            rules.check_version(pid, m.version, previous)
+        return result  # HEAD held it; the re-run only cleaned what a kill left
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")
@@ -252,6 +278,43 @@ def _install_package(pkg: LocalPackage, root: Path, pkg_rel: str) -> None:
     finally:
         remove_tree(stage)
         remove_tree(old)
+
+
+def _recover_interrupted(root: Path, pkg_rel: str) -> bool:
+    """Undo what a killed publish of this package left (we hold the registry lock, so its
+    writer is dead): an incomplete staging copy is dropped; a previous version moved aside
+    just before the swap goes back if the new one never arrived; temp index files go.
+    Returns whether there was anything to undo."""
+    final = safe_join(root, pkg_rel, "package folder")
+    found = False
+    if final.parent.is_dir():
+        for old in sorted(final.parent.glob(f".{final.name}.old-*")):
+            found = True
+            if final.exists():
+                remove_tree(old)
+            else:
+                os.replace(old, final)
+        for stage in final.parent.glob(f".{final.name}.publish-*"):
+            found = True
+            remove_tree(stage)
+    for tmp in root.glob(f".{INDEX}.*.tmp"):  # fsutil.atomic_write_bytes's temp name
+        found = True
+        tmp.unlink(missing_ok=True)
+    return found
+
+
+def _holds_files(root: Path, pkg_rel: str, m: Manifest) -> bool:
+    """Whether the registry's package folder has every listed file with its hash and mode."""
+    final = safe_join(root, pkg_rel, "package folder")
+    for f in m.files or ():
+        path = final / f.path
+        if not path.is_file() or path.is_symlink():
+            return False
+        if sha256_file(path) != (f.sha256, f.size):
+            return False
+        if bool(path.stat().st_mode & 0o100) != bool(f.executable):
+            return False
+    return True
 
 
 def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:
