@@ -338,4 +338,5 @@ def test_default_enabled_false_is_honoured_unless_asked_for_by_name(
     assert lockfile.load(home / "ontoskills.lock").packages["acme/bench"].skills["opt-in"]
     other = tmp_path / "home2"
     cli("--home", str(other), "--registry", str(reg), "install", "acme/bench/opt-in", check=True)
-    assert lockfile.load(other / "ontoskills.lock").packages["acme/bench"].skills == {"opt-in": True}
+    skills = lockfile.load(other / "ontoskills.lock").packages["acme/bench"].skills
+    assert skills == {"opt-in": True}
