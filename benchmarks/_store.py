@@ -1,7 +1,9 @@
-"""Shared set-up for the search benchmarks: install a registry into a fresh home."""
+"""Shared set-up for the benchmarks: install a registry into a fresh home."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,8 +21,6 @@ from ontoskills.sources import SourceOptions  # noqa: E402
 
 
 def shared_dir() -> Path:
-    import os
-
     return Path(os.environ.get("ONTOSKILLS_SHARED", SHARED))
 
 
@@ -46,3 +46,15 @@ def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
     install(session, packages, opts)
     set_enabled(session, packages, True)  # skillsbench ships default_enabled: false
     return home
+
+
+def cli_install(registry: Path, home: Path, package_ids: list[str]) -> None:
+    """Install through the real CLI in a subprocess (what a user or a served home sees)."""
+    env = {**os.environ, "ONTOSKILLS_HOME": str(home), "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "ontoskills", "--registry", str(registry), "install"]
+    subprocess.run(
+        [*cmd, *package_ids, "--quiet"],
+        check=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _store import cli_install
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
 
@@ -51,23 +53,7 @@ def sdk_baseline_mb() -> tuple[float, float]:
 
 def install_all(registry: Path, home: Path) -> None:
     index = json.loads((registry / "index.json").read_text())
-    ids = [p["package_id"] for p in index["packages"]]
-    env = {**os.environ, "ONTOSKILLS_HOME": str(home), "PYTHONPATH": str(REPO)}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ontoskills",
-            "--registry",
-            str(registry),
-            "install",
-            *ids,
-            "--quiet",
-        ],
-        check=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    cli_install(registry, home, [p["package_id"] for p in index["packages"]])
 
 
 class Pipe:

@@ -15,8 +15,6 @@ churned `zeta/pdfkit`, and --filler extra packages of 3 skills each.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from _store import cli_install  # noqa: E402
 
 from tests.helpers.registry import (  # noqa: E402 - needs the repo on sys.path
     PackageSpec,
@@ -71,23 +71,7 @@ def main() -> None:
         fill = filler(args.filler)
         registry = build_registry(root / "reg", [*sample_packages(), moving_package(), *fill])
         home = root / "home"
-        env = {**os.environ, "ONTOSKILLS_HOME": str(home), "PYTHONPATH": str(REPO)}
-        ids = ["acme/devtools", DROPPED, *(p.id for p in fill)]
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ontoskills",
-                "--registry",
-                str(registry),
-                "install",
-                *ids,
-                "--quiet",
-            ],
-            check=True,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
+        cli_install(registry, home, ["acme/devtools", DROPPED, *(p.id for p in fill)])
         queries = [
             "debug failing tests",
             "review code",
