@@ -27,7 +27,9 @@ from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
 from ..paths import Home
+from .answer import DisabledMatch, SearchResponse, SearchResult, enable_command
 from .bm25 import BM25Index
+from .confidence import judge
 from .encoder import derived_vectors_identity, encoder_identity, load_encoder
 from .lookup import NameIndex
 from .ranking import Ranker
@@ -44,58 +46,13 @@ _CONTEXT_CACHE = 256  # parsed contexts (~50-300 KB each); an agent revisits a w
 __all__ = [
     "MAX_TOP_K",
     "MODES",
+    "DisabledMatch",
     "SearchResponse",
     "SearchResult",
     "SkillContext",
     "SkillService",
     "SkillSummary",
 ]
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    skill: str
-    score: float
-    trust_tier: str
-    description: str
-    matched_intents: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "skill": self.skill,
-            "score": round(self.score, 4),
-            "trust_tier": self.trust_tier,
-            "description": self.description,
-            "matched_intents": list(self.matched_intents),
-        }
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    query: str
-    mode: str
-    results: list[SearchResult]
-    lookup: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": 1,
-            "query": self.query,
-            "mode": self.mode,
-            "results": [r.to_json() for r in self.results],
-        }
-
-    def render(self) -> str:
-        if not self.results:
-            return f"no skills match {self.query!r} (mode {self.mode})\n"
-        lines = [f"{len(self.results)} skills for {self.query!r} (mode {self.mode}):"]
-        for n, r in enumerate(self.results, 1):
-            lines.append(f"{n}. {r.skill} [{r.trust_tier}] {r.score:.3f}")
-            if r.description:
-                lines.append(f"   {r.description[:200]}")
-            if r.matched_intents:
-                lines.append(f"   intents: {'; '.join(r.matched_intents)}")
-        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -147,7 +104,11 @@ def __getattr__(name: str) -> Any:
 
 
 class SkillService:
-    """Live view of the installed, enabled skills; the one entry point for search/show/serve."""
+    """Live view of the installed skills; the one entry point for search/show/serve.
+
+    Only enabled skills are served (results, lookup, context, skills()); disabled ones are
+    indexed so that a search or a lookup can name them with the command that enables them.
+    """
 
     def __init__(
         self,
@@ -253,17 +214,23 @@ class SkillService:
         return list(self.state.data.problems)
 
     def resolve(self, q: str) -> str | None:
+        """The key of the enabled skill `q` names, or None."""
         state = self.state
         idx = state.names.resolve(q)
         return state.data.records[idx].key if idx is not None else None
 
     def skills(self, *, min_trust: str | None = None) -> list[SkillSummary]:
+        """The served (enabled) skills."""
         floor = check_min_trust(min_trust)
         return [
             SkillSummary(r.key, r.name, r.description, r.trust_tier, r.package)
             for r in sorted(self.state.data.records, key=lambda r: r.key)
-            if tier_rank(r.trust_tier) >= floor
+            if r.enabled and tier_rank(r.trust_tier) >= floor
         ]
+
+    def disabled_skills(self) -> list[str]:
+        """Keys of installed skills that are switched off."""
+        return sorted(r.key for r in self.state.data.records if not r.enabled)
 
     def schema(self) -> dict[str, Any]:
         return dict(self.state.data.schema)
@@ -307,27 +274,56 @@ class SkillService:
         used = self.resolve_mode(mode)
         state = self.state
         text = q[:MAX_QUERY_CHARS]
+        records = state.data.records
         lookup_idx = state.names.resolve(text)
-        if lookup_idx is not None and tier_rank(state.data.records[lookup_idx].trust_tier) < floor:
+        if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
             lookup_idx = None
+        off_idx = state.names.resolve(text, enabled=False) if lookup_idx is None else None
         qvec: np.ndarray | None = None
         if used in ("semantic", "hybrid"):
             encoder = self.encoder()
             assert encoder is not None
             qvec = encoder.encode_one(text)
-        ranked = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
+        terms = tokenize(text)
+        ranking = state.ranker.rank(terms, qvec, used, floor, top_k, lookup_idx)
+        keys = [[records[m].key for m in h.also_in] for h in ranking.hits]
         results = [
             SearchResult(
-                skill=state.data.records[i].key,
-                score=float(score),
-                trust_tier=state.data.records[i].trust_tier,
-                description=state.data.records[i].description,
-                matched_intents=intents,
+                skill=records[h.index].key,
+                score=h.score,
+                trust_tier=records[h.index].trust_tier,
+                description=records[h.index].description,
+                matched_intents=h.matched,
+                also_in=also,
             )
-            for i, score, intents in ranked
+            for h, also in zip(ranking.hits, keys, strict=True)
         ]
-        lookup = state.data.records[lookup_idx].key if lookup_idx is not None else None
-        return SearchResponse(query=q, mode=used, results=results, lookup=lookup)
+        disabled = [
+            DisabledMatch(
+                records[h.index].key,
+                h.score,
+                records[h.index].description,
+                [records[m].key for m in h.also_in],
+            )
+            for h in ranking.disabled
+        ]
+        if off_idx is not None:  # named by the query: first, whatever its score
+            named = records[off_idx].key
+            top = max((d.score for d in disabled), default=0.0)
+            disabled = [
+                DisabledMatch(named, top, records[off_idx].description),
+                *[d for d in disabled if d.skill != named and named not in d.also_in],
+            ]
+        return SearchResponse(
+            query=q,
+            mode=used,
+            results=results,
+            lookup=records[lookup_idx].key if lookup_idx is not None else None,
+            confidence=judge(ranking, used, lookup_idx is not None, state.ranker.n_enabled),
+            disabled=disabled,
+            installed=state.ranker.n_enabled,
+            disabled_lookup=records[off_idx].key if off_idx is not None else None,
+        )
 
     def record(self, key: str) -> SkillRecord:
         state = self.state
@@ -335,11 +331,19 @@ class SkillService:
         if idx is None:
             idx = state.names.resolve(key)
         if idx is None:
+            idx = state.names.resolve(key, enabled=False)
+        if idx is None:
             raise NotFoundError(
-                f"no installed, enabled skill named {key!r}",
+                f"no installed skill named {key!r}",
                 hint="`ontoskills search` finds skills; `ontoskills list` shows packages",
             )
-        return state.data.records[idx]
+        rec = state.data.records[idx]
+        if not rec.enabled:
+            raise NotFoundError(
+                f"{rec.key} is installed but disabled, so it is not served",
+                hint=f"`{enable_command([rec.key])}` turns it on",
+            )
+        return rec
 
     def context(self, key: str) -> SkillContext:
         rec = self.record(key)

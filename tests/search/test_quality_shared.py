@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,11 @@ def test_dev_queries_every_mode(cli: CliRunner, env: dict[str, str], tmp_path: P
     assert svc.resolve("ffmpeg-keyframe-extraction") == "skillsbench/mario-coin-counting/ffmpeg"
     assert svc.resolve("image-editing") == "skillsbench/mario-coin-counting/image_editing"
     # Quirk 6: vectors for modules without stored ones come from the install's derived file
-    # (state/derived/vectors/), so search encoded nothing itself.
+    # (state/derived/vectors/); search itself encoded only one description per skill.
     assert svc.state.data.derived_vectors > 0
-    assert not (Path(env["ONTOSKILLS_HOME"]) / "state/derived/vector-cache").exists()
+    cache = Path(env["ONTOSKILLS_HOME"]) / "state/derived/vector-cache"
+    (texts,) = [json.loads(p.read_text()) for p in cache.glob("*.json")]
+    assert sorted(texts) == sorted({r.summary_text for r in svc.state.data.records})
     hits = svc.search("show mockups in a browser while brainstorming", mode="semantic")
     assert hits.results[0].skill == "obra/superpowers/brainstorming"  # visual-companion.ttl
 
