@@ -173,12 +173,15 @@ _YAML_MARKERS = (">", "|", ">-", "|-")
 
 
 def description_of(manifest_desc: str, turtle_desc: str, differentia: str = "") -> str:
-    """The manifest's description, unless cut ("...") or a bare YAML block marker (">");
-    then the Turtle's; when both are empty, the compiler's one-line `oc:differentia`
-    ("that creates CVs from YAML ..." -> "Creates CVs from YAML ...")."""
+    """The manifest's description, unless it is cut ("...", or the Turtle's is longer and
+    starts with it: manifests cut at an escaped quote end in a lone backslash) or a bare
+    YAML block marker (">"): then the Turtle's. When both are empty, the compiler's
+    one-line `oc:differentia` ("that creates CVs from YAML" -> "Creates CVs from YAML")."""
     d = manifest_desc.strip()
     t = "" if turtle_desc.strip() in _YAML_MARKERS else turtle_desc.strip()
-    if not d or d in _YAML_MARKERS or (d.endswith("...") and len(t) > len(d) - 3):
+    stem = d.rstrip(".\\… ").strip()  # cut descriptions end in "...", "…" or a lone "\"
+    cut = d.endswith(("...", "…")) and len(t) > len(d) - 3
+    if not d or d in _YAML_MARKERS or cut or (len(t) > len(d) and t.startswith(stem)):
         d = t or ("" if d in _YAML_MARKERS else d)
     if not d and differentia.strip():
         text = differentia.strip().removeprefix("that ").removeprefix("which ")

@@ -92,6 +92,8 @@ class SearchResponse:
                 f"`{enable_command([self.disabled_lookup])}` turns it on."
             )
         if self.confidence == "none":
+            if self.disabled:
+                return f"No enabled skill matches {shown_query}; installed but disabled ones do:"
             return f"No installed skill matches {shown_query}."
         if self.confidence == "low":
             closest = "the closest installed skills are" if self.results else "nothing close"

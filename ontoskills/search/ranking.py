@@ -29,6 +29,7 @@ BODY_KINDS = {"say": 1, "prose": 1}
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3
 MAX_DISABLED = 3  # disabled skills reported per answer
+DISABLED_SHARE = 0.5  # ... and only those scoring at least this share of the best match
 
 
 def skill_document(r: SkillRecord) -> list[str]:
@@ -190,6 +191,9 @@ class Ranker:
                     )
                 continue
             hits.append(Hit(shown, float(score[i]), self._copies(g, shown, floor), [], i))
+        if disabled:  # only strong ones: a weak disabled match is noise next to the hits
+            best = float(score[order[0]]) if len(order) else 0.0
+            disabled = [h for h in disabled if h.score >= DISABLED_SHARE * best]
         for h in (*hits, *disabled):
             h.matched = self.matched(h.scored, terms, sims)
         ranking = Ranking(hits, disabled)

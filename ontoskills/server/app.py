@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 from .. import __version__
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
-from . import skills_ext
+from . import answers, skills_ext
 
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
@@ -215,10 +215,7 @@ def run_tool(service: Service, q: str, top_k: int, options: ServeOptions) -> typ
             structured_content={"kind": "skill", **structured},
         )
     response = service.search(q, top_k=top_k, mode=options.mode, min_trust=options.min_trust)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=response.render())],
-        structured_content={"kind": "search", **response.to_json()},
-    )
+    return answers.search_result(response)
 
 
 def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
