@@ -7,7 +7,11 @@ The MCP tool's compact text lives in server/answers.py; both read these objects.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..catalog.model import SkillRecord
+    from .ranking import Ranking
 
 CONFIDENCES = ("high", "low", "none")
 INSTALL_HINT = "ontoskills install author/pkg"
@@ -119,3 +123,55 @@ class SearchResponse:
                 if d.description:
                     lines.append(f"   {d.description[:200]}")
         return "\n".join(lines) + "\n"
+
+
+def build_response(
+    query: str,
+    mode: str,
+    ranking: Ranking,
+    records: list[SkillRecord],
+    *,
+    lookup: int | None,
+    disabled_lookup: int | None,
+    confidence: str,
+    installed: int,
+) -> SearchResponse:
+    """Record indices of a ranking -> keys, descriptions, copies; a disabled skill the query
+    names goes first among the disabled matches, whatever its score."""
+    results = [
+        SearchResult(
+            skill=records[h.index].key,
+            score=h.score,
+            trust_tier=records[h.index].trust_tier,
+            description=records[h.index].description,
+            matched_intents=h.matched,
+            also_in=[records[m].key for m in h.also_in],
+        )
+        for h in ranking.hits
+    ]
+    disabled = [
+        DisabledMatch(
+            records[h.index].key,
+            h.score,
+            records[h.index].description,
+            [records[m].key for m in h.also_in],
+        )
+        for h in ranking.disabled
+    ]
+    if disabled_lookup is not None:
+        named = records[disabled_lookup].key
+        top = max((d.score for d in disabled), default=0.0)
+        disabled = [
+            DisabledMatch(named, top, records[disabled_lookup].description),
+            *[d for d in disabled if d.skill != named and named not in d.also_in],
+        ]
+    return SearchResponse(
+        query=query,
+        mode=mode,
+        results=results,
+        lookup=records[lookup].key if lookup is not None else None,
+        confidence=confidence,
+        disabled=disabled,
+        installed=installed,
+        disabled_lookup=records[disabled_lookup].key if disabled_lookup is not None else None,
+    )

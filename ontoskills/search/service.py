@@ -27,7 +27,13 @@ from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
 from ..paths import Home
-from .answer import DisabledMatch, SearchResponse, SearchResult, enable_command
+from .answer import (
+    DisabledMatch,
+    SearchResponse,
+    SearchResult,
+    build_response,
+    enable_command,
+)
 from .bm25 import BM25Index
 from .confidence import judge
 from .encoder import derived_vectors_identity, encoder_identity, load_encoder
@@ -279,50 +285,23 @@ class SkillService:
         if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
             lookup_idx = None
         off_idx = state.names.resolve(text, enabled=False) if lookup_idx is None else None
+        if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
+            off_idx = None
         qvec: np.ndarray | None = None
         if used in ("semantic", "hybrid"):
             encoder = self.encoder()
             assert encoder is not None
             qvec = encoder.encode_one(text)
-        terms = tokenize(text)
-        ranking = state.ranker.rank(terms, qvec, used, floor, top_k, lookup_idx)
-        keys = [[records[m].key for m in h.also_in] for h in ranking.hits]
-        results = [
-            SearchResult(
-                skill=records[h.index].key,
-                score=h.score,
-                trust_tier=records[h.index].trust_tier,
-                description=records[h.index].description,
-                matched_intents=h.matched,
-                also_in=also,
-            )
-            for h, also in zip(ranking.hits, keys, strict=True)
-        ]
-        disabled = [
-            DisabledMatch(
-                records[h.index].key,
-                h.score,
-                records[h.index].description,
-                [records[m].key for m in h.also_in],
-            )
-            for h in ranking.disabled
-        ]
-        if off_idx is not None:  # named by the query: first, whatever its score
-            named = records[off_idx].key
-            top = max((d.score for d in disabled), default=0.0)
-            disabled = [
-                DisabledMatch(named, top, records[off_idx].description),
-                *[d for d in disabled if d.skill != named and named not in d.also_in],
-            ]
-        return SearchResponse(
-            query=q,
-            mode=used,
-            results=results,
-            lookup=records[lookup_idx].key if lookup_idx is not None else None,
+        ranking = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
+        return build_response(
+            q,
+            used,
+            ranking,
+            records,
+            lookup=lookup_idx,
+            disabled_lookup=off_idx,
             confidence=judge(ranking, used, lookup_idx is not None, state.ranker.n_enabled),
-            disabled=disabled,
             installed=state.ranker.n_enabled,
-            disabled_lookup=records[off_idx].key if off_idx is not None else None,
         )
 
     def record(self, key: str) -> SkillRecord:
