@@ -52,18 +52,20 @@ def skill_document(r: SkillRecord) -> list[str]:
 def body_document(body: dict[str, list[str]]) -> list[str]:
     doc: list[str] = []
     for kind, repeat in BODY_KINDS.items():
-        for text in body.get(kind, ()):
-            doc.extend(tokenize(text, stop=True) * repeat)
+        texts = body.get(kind)
+        if texts:  # one call per kind: thousands of short texts per skill
+            doc.extend(tokenize("\n".join(texts), stop=True) * repeat)
     return doc
 
 
-def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> BM25Index:
-    """From the snapshot's arrays when they fit, else built (and stored on `data`)."""
+def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> tuple[BM25Index, bool]:
+    """(index, reused): from the snapshot's arrays when they fit, else built from the records
+    and body text (and stored on `data`)."""
     if data.bm25_terms is not None and data.bm25_arrays is not None:
         try:
             index = bm25_cls.from_arrays(data.bm25_terms, data.bm25_arrays)
             if index.size == len(data.records):
-                return index
+                return index, True
         except (KeyError, ValueError, IndexError):
             pass  # damaged or stale: rebuild
     bodies = (
@@ -73,7 +75,7 @@ def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> BM25Index:
     )
     index = bm25_cls([skill_document(r) for r in data.records], bodies)
     data.bm25_terms, data.bm25_arrays = index.to_arrays()
-    return index
+    return index, False
 
 
 @dataclass
@@ -99,7 +101,7 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25 = _bm25(data, bm25_cls)
+        self.bm25, self.bm25_reused = _bm25(data, bm25_cls)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors

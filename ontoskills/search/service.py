@@ -185,7 +185,10 @@ class SkillService:
             "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
-        if data is None:
+        ranker = Ranker(data, BM25Index, self.config.trust_weights) if data is not None else None
+        if data is None or ranker is None or not ranker.bm25_reused:
+            # No snapshot, or postings that do not fit it: rebuild from the tree (the body
+            # text the postings are made of is not in the snapshot).
             from ..catalog.loader import build_catalog  # pyoxigraph: only when building
 
             encoder = self.encoder()
@@ -198,8 +201,6 @@ class SkillService:
             ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
             if data.records or data.problems:  # an empty home stays untouched
                 save_snapshot(self.home.derived_dir, key, data)
-        else:
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(
             signature=signature,
             data=data,
