@@ -4,6 +4,7 @@ then copies collapsed and disabled skills set aside (never served, but reported)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,6 +77,18 @@ def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> tuple[BM25Index, bool
     index = bm25_cls([skill_document(r) for r in data.records], bodies)
     data.bm25_terms, data.bm25_arrays = index.to_arrays()
     return index, False
+
+
+def _descending(score: np.ndarray, idx: np.ndarray, first: int) -> Iterator[int]:
+    """`idx` by descending score, ties by index (a stable sort), sorting only the best
+    `first` (and their ties) unless the caller reads past them: copies and disabled skills
+    are skipped, so the walk may need a few more than top_k, rarely all."""
+    if len(idx) > first:
+        threshold = np.partition(score[idx], len(idx) - first)[len(idx) - first]
+        head = idx[score[idx] >= threshold]
+        yield from head[np.argsort(-score[head], kind="stable")].tolist()
+        idx = idx[score[idx] < threshold]
+    yield from idx[np.argsort(-score[idx], kind="stable")].tolist()
 
 
 @dataclass
@@ -176,8 +189,7 @@ class Ranker:
             )
             hits[0].scored = lookup
         idx = np.flatnonzero(relevant)
-        order = idx[np.argsort(-score[idx], kind="stable")]
-        for i in order.tolist():
+        for i in _descending(score, idx, 4 * top_k + 16):
             if len(hits) >= top_k:
                 break
             g = int(self.group[i])
@@ -194,7 +206,7 @@ class Ranker:
                 continue
             hits.append(Hit(shown, float(score[i]), self._copies(g, shown, floor), [], i))
         if disabled:  # only strong ones: a weak disabled match is noise next to the hits
-            best = float(score[order[0]]) if len(order) else 0.0
+            best = float(score[idx].max()) if len(idx) else 0.0
             disabled = [h for h in disabled if h.score >= DISABLED_SHARE * best]
         for h in (*hits, *disabled):
             h.matched = self.matched(h.scored, terms, sims)
