@@ -1,6 +1,6 @@
 """Search quality: Recall@1, Recall@5, MRR per mode on the labelled dev sets, plus confidence.
 
-    python benchmarks/quality.py [--set dev|full|both] [--work DIR] [-v]
+    python benchmarks/quality.py [--set dev|full|both] [--work DIR] [--calibrate] [-v]
     # dev:  ../shared/queries-dev.jsonl       over ../shared/ontostore      (60 queries)
     # full: ../shared/queries-full-dev.jsonl  over ../shared/ontostore-full (200 queries)
     # model for semantic/hybrid: ../shared/models
@@ -18,6 +18,10 @@ How it counts:
 - pos high+hit@5: positives answered `high` with an expected skill in the top 5 (what an
   agent acting on a `high` answer needs); pos high+hit@1 is the stricter variant.
 - bm25 is what a home without the model gets (confidence from BM25 evidence alone).
+- MCP answer: chars of text + compact structuredContent JSON of the `ontoskill` search
+  answer (top_k 5, auto mode) over the queries that are searches (p50 / p90 / max).
+- --calibrate prints the confidence evidence of every negative and of the weakest
+  positives (search/confidence.py reads these values), per mode.
 """
 
 from __future__ import annotations
@@ -34,7 +38,11 @@ from _store import install_store, shared_dir
 
 from ontoskills.config import Config
 from ontoskills.paths import Home
+from ontoskills.search import confidence
 from ontoskills.search.service import SkillService
+from ontoskills.search.tokenize import tokenize
+from ontoskills.server.answers import answer_size
+from ontoskills.server.app import ServeOptions, run_tool
 
 MODES = ("bm25", "semantic", "hybrid")
 SETS = {
@@ -88,6 +96,46 @@ def evaluate(service: SkillService, queries: list[dict], mode: str, verbose: boo
     }
 
 
+def answer_sizes(service: SkillService, queries: list[dict]) -> str:
+    sizes = []
+    for q in queries:
+        result = run_tool(service, q["q"], 5, ServeOptions())
+        if result.structured_content and result.structured_content["kind"] == "search":
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            sizes.append(answer_size(text, result.structured_content))
+    sizes.sort()
+    if not sizes:
+        return "-"
+    return f"{sizes[len(sizes) // 2]} / {sizes[int(len(sizes) * 0.9)]} / {sizes[-1]}"
+
+
+def calibrate(service: SkillService, queries: list[dict], mode: str) -> None:
+    """The evidence confidence.py reads, for the negatives and the weakest positives."""
+    state = service.state
+    encoder = service.encoder() if mode != "bm25" else None
+    rows = []
+    for q in queries:
+        lookup = state.names.resolve(q["q"])
+        qvec = encoder.encode_one(q["q"]) if encoder is not None else None
+        ranking = state.ranker.rank(tokenize(q["q"]), qvec, mode, -1, 10, lookup)
+        if not ranking.hits or lookup is not None:
+            continue
+        cos = ranking.best_cosine
+        meaning = None if cos is None else cos - confidence.UNKNOWN_COSINE * ranking.unknown
+        words = ranking.coverage - ranking.unknown
+        key = meaning if meaning is not None else words
+        rows.append((key, "NEG" if not q["expect"] else "pos", meaning, words, q["q"]))
+    rows.sort(key=lambda r: r[0])
+    print(
+        f"  [{mode}] negatives, then the 12 weakest positives (meaning = cosine - "
+        f"{confidence.UNKNOWN_COSINE} * unknown, words = coverage - unknown):"
+    )
+    weak = [r for r in rows if r[1] == "pos"][:12]
+    for _, kind, meaning, words, text in [r for r in rows if r[1] == "NEG"] + weak:
+        m = "-" if meaning is None else f"{meaning:.3f}"
+        print(f"    {kind} meaning {m:>6} words {words:6.3f}  {text[:70]}")
+
+
 def home_for(work: Path, name: str, registry: Path, model: Path) -> Home:
     folder = work / name
     home = Home(folder / "home")
@@ -118,6 +166,9 @@ def run_set(work: Path, name: str, modes: tuple[str, ...], verbose: bool) -> lis
     rows = []
     for mode in modes:
         rows.append((name, mode, evaluate(service, queries, mode, verbose)))
+        if "--calibrate" in sys.argv and mode in ("bm25", "hybrid"):
+            calibrate(service, queries, mode)
+    print(f"MCP search answer chars, top_k 5 (p50 / p90 / max): {answer_sizes(service, queries)}")
     return rows
 
 
