@@ -102,7 +102,7 @@ class Disclosure:
         self.ctx, self.key, self.budget = ctx, ctx.key, budget
         self.full = ctx.render()
         self.inline_limit = budget - self._overhead(_WORST_ID, _WORST_TITLE, len(self.full))
-        self.parts: SkillParts = split_parts(ctx, self.inline_limit)
+        self.parts: SkillParts = split_parts(ctx, self.inline_limit, len(self.full))
         self._pages: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ pages
@@ -145,11 +145,13 @@ class Disclosure:
         if part is None:
             raise self.unknown_part(name)
         pages = self.pages(part)
-        page = page or 1
+        page = 1 if page is None else page
         if not 1 <= page <= len(pages):
+            ref = f"{self.key}#{part.id}"
+            hint = f'ask for "{ref}/1" to "{ref}/{len(pages)}"'
             raise NotFoundError(
                 f"part {part.id} of {self.key} has {len(pages)} page(s), not {page}",
-                hint=f'ask for "{self.key}#{part.id}/1" to "{self.key}#{part.id}/{len(pages)}"',
+                hint=hint if len(pages) > 1 else f'it has one page: ask for "{ref}"',
             )
         return self._page(part.id, part.title, pages[page - 1], page, len(pages), part.chars)
 

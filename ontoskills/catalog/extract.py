@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pyoxigraph as ox
@@ -93,8 +94,9 @@ def _kind(types: list[str], generic: str) -> str:
 class Budget:
     """Counts expanded nodes and emitted characters for one skill; collects what was cut."""
 
-    def __init__(self, max_nodes: int = MAX_NODES, max_chars: int = MAX_CHARS) -> None:
-        self.max_nodes, self.max_chars = max_nodes, max_chars
+    def __init__(self, max_nodes: int | None = None, max_chars: int | None = None) -> None:
+        self.max_nodes = MAX_NODES if max_nodes is None else max_nodes
+        self.max_chars = MAX_CHARS if max_chars is None else max_chars
         self.nodes = 0
         self.chars = 0
         self.skipped: Counter[str] = Counter()  # what was not expanded, by reason
@@ -104,13 +106,14 @@ class Budget:
     def exhausted(self) -> bool:
         return self.nodes >= self.max_nodes or self.chars >= self.max_chars
 
-    def take(self, what: str) -> bool:
-        """Account for one node; False (and counted as skipped) once a budget is spent."""
-        if self.exhausted:
-            self.skipped[f"budget:{what}"] += 1
-            return False
-        self.nodes += 1
-        return True
+    def admit(self, nodes: list[Any], what: str) -> Iterator[Any]:
+        """The nodes while the budgets last; the rest are counted as not loaded."""
+        for n, node in enumerate(nodes):
+            if self.exhausted:
+                self.skipped[f"budget:{what}"] += len(nodes) - n
+                return
+            self.nodes += 1
+            yield node
 
     def text(self, value: str) -> str:
         """Account for one literal; cut (and say so) once the output budget is spent."""
@@ -173,10 +176,12 @@ class Extractor:
             )
         )
 
-    def _ordered(self, nodes: list[Any], order_prop: str, title_prop: str | None) -> list[Any]:
+    def _ordered(
+        self, nodes: list[Any], order_prop: str | None, title_prop: str | None
+    ) -> list[Any]:
         keyed = [
             (
-                self.g.num(n, order_prop) or 0,
+                (self.g.num(n, order_prop) or 0) if order_prop else 0,
                 self.g.lit(n, OC + title_prop) if title_prop else "",
                 self._signature(n),
                 n,
@@ -202,9 +207,8 @@ class Extractor:
     # ---------------------------------------------------------------- sections
     def sections(self, parent: Any, prop: str, depth: int = 0) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        for s in self._ordered(self.g.objs(parent, OC + prop), "sectionOrder", "sectionTitle"):
-            if not self.budget.take("section"):
-                break
+        nodes = self._ordered(self.g.objs(parent, OC + prop), "sectionOrder", "sectionTitle")
+        for s in self.budget.admit(nodes, "section"):
             title = self._lit(s, OC + "sectionTitle")
             section: dict[str, Any] = {
                 "title": title,
@@ -233,9 +237,8 @@ class Extractor:
     def blocks(self, section: Any, title: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         g = self.g
-        for node in self._ordered(g.objs(section, OC + "hasContent"), "contentOrder", None):
-            if not self.budget.take("block"):
-                break
+        nodes = self._ordered(g.objs(section, OC + "hasContent"), "contentOrder", None)
+        for node in self.budget.admit(nodes, "block"):
             types = g.types(node)
             kind = next((t for t in types if t in BLOCK_TEXT or t in _LIST_KINDS), "")
             block: dict[str, Any] = {
@@ -258,9 +261,8 @@ class Extractor:
 
     def items(self, bullet_list: Any) -> list[str]:
         out: list[str] = []
-        for item in self._ordered(self.g.objs(bullet_list, OC + "hasItem"), "itemOrder", None):
-            if not self.budget.take("item"):
-                break
+        nodes = self._ordered(self.g.objs(bullet_list, OC + "hasItem"), "itemOrder", None)
+        for item in self.budget.admit(nodes, "item"):
             out.append(self._lit(item, OC + "itemText"))
         return out
 
@@ -270,9 +272,7 @@ class Extractor:
         nodes = self._ordered(g.objs(workflow, OC + "hasStep"), "stepOrder", None)
         ids: dict[Any, str] = {}
         kept = []
-        for n, node in enumerate(nodes, 1):
-            if not self.budget.take("step"):
-                break
+        for n, node in enumerate(self.budget.admit(nodes, "step"), 1):
             ids[node] = g.lit(node, OC + "stepId") or f"step-{n}"
             kept.append(node)
         steps: dict[str, dict[str, Any]] = {}
@@ -296,9 +296,8 @@ class Extractor:
     def module(self, subject: ox.NamedNode) -> dict[str, Any]:
         g = self.g
         requirements = []
-        for req in g.objs(subject, OC + "hasRequirement"):
-            if not self.budget.take("requirement"):
-                break
+        nodes = self._ordered(g.objs(subject, OC + "hasRequirement"), None, None)
+        for req in self.budget.admit(nodes, "requirement"):
             requirements.append(
                 {
                     "type": _kind(g.types(req), "Requirement").removeprefix("Requirement"),
@@ -307,9 +306,8 @@ class Extractor:
                 }
             )
         knowledge = []
-        for kn in g.objs(subject, OC + "impartsKnowledge"):
-            if not self.budget.take("knowledge"):
-                break
+        nodes = self._ordered(g.objs(subject, OC + "impartsKnowledge"), None, None)
+        for kn in self.budget.admit(nodes, "knowledge"):
             knowledge.append(
                 {
                     "type": _kind(g.types(kn), "KnowledgeNode"),
@@ -320,9 +318,8 @@ class Extractor:
                 }
             )
         workflows = []
-        for wf in g.objs(subject, OC + "hasWorkflow"):
-            if not self.budget.take("workflow"):
-                break
+        nodes = self._ordered(g.objs(subject, OC + "hasWorkflow"), None, None)
+        for wf in self.budget.admit(nodes, "workflow"):
             workflows.append(
                 {
                     "id": g.lit(wf, OC + "workflowId"),

@@ -313,8 +313,11 @@ class _Splitter:
         return Part("index", "index", "every part with its size", "\n".join(lines) + "\n")
 
 
-def split_parts(ctx: SkillContext, inline_limit: int | None = None) -> SkillParts:
-    """The parts of `ctx`; sections over `inline_limit` characters list their subsections."""
+def split_parts(
+    ctx: SkillContext, inline_limit: int | None = None, full_chars: int | None = None
+) -> SkillParts:
+    """The parts of `ctx`; sections over `inline_limit` characters list their subsections.
+    `full_chars`: the length of `ctx.render()` when the caller has it already."""
     parts = _Splitter(ctx, inline_limit).build()
-    parts.full_chars = len(ctx.render())
+    parts.full_chars = len(ctx.render()) if full_chars is None else full_chars
     return parts

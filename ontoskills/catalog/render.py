@@ -7,18 +7,18 @@ like the matching stretch of the full text.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .context import SkillContext
 
+_TICKS = re.compile(r"`+")
+
 
 def fence(code: str, language: str = "") -> list[str]:
     """A fenced block that a backtick run inside the code cannot close early."""
-    longest = run = 0
-    for ch in code:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max(map(len, _TICKS.findall(code)), default=0)
     ticks = "`" * max(3, longest + 1)
     return [f"{ticks}{language}", code.rstrip("\n"), ticks]
 

@@ -368,15 +368,14 @@ class SkillService:
     def resolve_context(self, q: str) -> tuple[str, str | None] | None:
         """(key, part spec or None) when `q` names a skill ('pdf') or one of its parts
         ('acme/docs/pdf#knowledge/2'); None for anything else (a search)."""
-        key = self.resolve(q)
-        if key is not None:
-            return key, None
         from ..catalog.disclosure import split_ref
 
+        # The '#' split first: "pdf#code" is pdf's code, even if a skill "pdf-code" exists.
         ref = split_ref(q)
-        if ref is None or (key := self.resolve(ref[0])) is None:
-            return None
-        return key, ref[1]
+        if ref is not None and (key := self.resolve(ref[0])) is not None:
+            return key, ref[1]
+        key = self.resolve(q)  # a plain name, or an IRI (whose '#' is its own)
+        return (key, None) if key is not None else None
 
     def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
         """The skill's parts and budgeted answers (cached per skill and budget)."""
