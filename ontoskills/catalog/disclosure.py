@@ -16,7 +16,6 @@ sizes and the part index, never a second copy of the text.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +30,10 @@ if TYPE_CHECKING:
 # ("section-" + a 40-char slug + a "-NNNN" suffix) and a title cut to 80 characters.
 _WORST_ID = "x" * 56
 _WORST_TITLE = "x" * 80
-_PAGE_RE = re.compile(r"(?P<name>.*?)\s*(?:[/@:]\s*(?P<page>\d{1,9}))?")
+_SEPARATORS = "/@:"  # part/2, part@2, part:2
 _DESC_CHARS = 1500  # an overview quotes at most this much of the description
 _LINE_CHARS = 300  # ... and of one knowledge rule or workflow outline
+_HEADER = 100  # room for a block's heading or "... N more" line
 
 
 def json_chars(data: dict[str, Any]) -> int:
@@ -65,11 +65,20 @@ def split_ref(q: str) -> tuple[str, str] | None:
 
 
 def parse_spec(spec: str) -> tuple[str, int | None]:
-    """'knowledge/2' (also '@2', ':2') -> ('knowledge', 2); 'code-3' -> ('code-3', None)."""
-    m = _PAGE_RE.fullmatch(spec.strip())
-    assert m is not None  # the pattern matches every string
-    page = m.group("page")
-    return m.group("name").strip(), int(page) if page else None
+    """'knowledge/2' (also '@2', ':2') -> ('knowledge', 2); 'code-3' -> ('code-3', None).
+
+    Scanned by hand from the end: a regex with a lazy name and optional spaces backtracks
+    quadratically on a long run of spaces (16k chars of `q` took ~40 s).
+    """
+    text = spec.strip()
+    end = len(text)
+    digits = end
+    while digits > 0 and text[digits - 1].isascii() and text[digits - 1].isdigit():
+        digits -= 1
+    sep = len(text[:digits].rstrip())
+    if digits == end or end - digits > 9 or sep == 0 or text[sep - 1] not in _SEPARATORS:
+        return text, None
+    return text[: sep - 1].strip(), int(text[digits:])
 
 
 def paginate(text: str, size: int) -> list[str]:
@@ -104,6 +113,7 @@ class Disclosure:
         self.inline_limit = budget - self._overhead(_WORST_ID, _WORST_TITLE, len(self.full))
         self.parts: SkillParts = split_parts(ctx, self.inline_limit, len(self.full))
         self._pages: dict[str, list[str]] = {}
+        self._cached: ContextAnswer | None = None  # the overview, built on first use
 
     # ------------------------------------------------------------------ pages
     def _page(
@@ -170,8 +180,7 @@ class Disclosure:
         more = len(self.parts.parts) - len(shown)
         tail = f" (+{more} more)" if more > 0 else ""
         return (
-            f"valid parts: {', '.join(shown)}{tail}; "
-            f'every part with its size: ontoskill(q="{self.key}#index")'
+            f'valid parts: {", ".join(shown)}{tail}; every part with its size: "{self.key}#index"'
         )
 
     # ------------------------------------------------------------------ overview
@@ -193,6 +202,11 @@ class Disclosure:
         return {"id": p.id, "chars": p.chars, "pages": len(self.pages(p))}
 
     def overview(self) -> ContextAnswer:
+        if self._cached is None:
+            self._cached = self._build_overview()
+        return self._cached
+
+    def _build_overview(self) -> ContextAnswer:
         whole = ContextAnswer(
             self.full + f"(this is the whole skill: {size_label(len(self.full))})\n",
             self._base(True),
@@ -238,29 +252,35 @@ class Disclosure:
             head.append(_joined("requirements:\n", reqs, "\n", cap(0.06), "#about"))
         foot = [f"path: {ctx.to_json()['path']}", *(f"note: {n}" for n in ctx.notes)]
         guide = (
-            f"This is an overview of a {size_label(len(self.full))} skill; the rest is in "
-            f'parts. Read one with ontoskill(q="{key}#<part id>"), e.g. q="{key}#knowledge"; '
-            f'a long part comes in pages: q="{key}#knowledge/2". `#index` lists every part.'
+            f"Overview of a skill of {size_label(len(self.full))}; the rest is in parts. Read "
+            f'one with ontoskill(q="{key}#<part id>"), e.g. q="{key}#knowledge"; a long part '
+            f'comes in pages: q="{key}#knowledge/2". `#index` lists every part.'
         )
-        fixed = len("\n".join([*head, guide, *foot])) + json_chars(structured) + 140
+        last = self.parts.parts["index"]
+        last_line = f"- `#index` every part with its size ({len(self.parts.parts)} parts)"
+        fixed = len("\n".join([*head, guide, last_line, *foot])) + json_chars(structured) + 140
+        fixed += json_chars(self._entry(last)) + 1
         room = max(int((budget - fixed) * scale), 0)
 
         wf_parts = [
             p for p in map(self.parts.parts.get, self.parts.top) if p and p.kind == "workflow"
         ]
         index_parts = [
-            p for p in map(self.parts.parts.get, self.parts.top) if p and p.kind != "workflow"
+            p
+            for p in map(self.parts.parts.get, self.parts.top)
+            if p and p.kind not in ("workflow", "index")
         ]
+
         knowledge = [one_line(knowledge_line(k), _LINE_CHARS) for k in ctx.knowledge]
         outline = [self._outline(p, wf) for p, wf in zip(wf_parts, ctx.workflows, strict=True)]
-        names = [self._index_line(p) for p in wf_parts]
         index = [self._index_line(p) for p in index_parts]
         entry_cost = [json_chars(self._entry(p)) + 1 for p in index_parts]
         wf_cost = [json_chars(self._entry(p)) + 1 for p in wf_parts]
-        need = {
-            "knowledge": sum(len(x) + 1 for x in knowledge),
-            "workflows": sum(len(x) + 1 + c for x, c in zip(outline, wf_cost, strict=True)),
-            "index": sum(len(x) + 1 + c for x, c in zip(index, entry_cost, strict=True)),
+        need = {  # each block's lines (+ structured entries) and its header line
+            "knowledge": sum(len(x) + 1 for x in knowledge) + _HEADER,
+            "workflows": sum(len(x) + 1 + c for x, c in zip(outline, wf_cost, strict=True))
+            + _HEADER,
+            "index": sum(len(x) + 1 + c for x, c in zip(index, entry_cost, strict=True)) + _HEADER,
         }
         shares = {"knowledge": 0.4, "workflows": 0.2, "index": 0.4}
         alloc = {k: min(need[k], int(room * shares[k])) for k in need}
@@ -272,7 +292,7 @@ class Disclosure:
 
         body: list[str] = [guide]
         if knowledge:
-            taken = _take(knowledge, [0] * len(knowledge), alloc["knowledge"] - 90)
+            taken = _take(knowledge, [0] * len(knowledge), alloc["knowledge"] - _HEADER)
             shown = len(taken)
             what = (
                 f"{len(knowledge)} rules"
@@ -283,21 +303,29 @@ class Disclosure:
             body.extend(taken)
         if outline:
             lines = outline
-            if need["workflows"] > alloc["workflows"]:
-                lines = names  # steps do not fit: names and sizes only
-            taken = _take(lines, wf_cost, alloc["workflows"] - 80)
+            for width in (160, 0):  # steps cut shorter, then names and sizes only
+                if sum(len(x) + 1 + c for x, c in zip(lines, wf_cost, strict=True)) <= (
+                    alloc["workflows"] - _HEADER
+                ):
+                    break
+                lines = [
+                    self._outline(p, wf, width) if width else self._index_line(p)
+                    for p, wf in zip(wf_parts, ctx.workflows, strict=True)
+                ]
+            taken = _take(lines, wf_cost, alloc["workflows"] - _HEADER)
             body.append(f"## Workflows ({len(outline)}; each one in full: its part)")
             body.extend(taken)
             listed.extend(p.id for p in wf_parts[: len(taken)])
             if len(taken) < len(outline):
                 body.append(f"- … {len(outline) - len(taken)} more workflows: see `#index`")
         body.append("## Parts")
-        taken = _take(index, entry_cost, alloc["index"] - 80)
+        taken = _take(index, entry_cost, alloc["index"] - _HEADER)
         body.extend(taken)
         listed.extend(p.id for p in index_parts[: len(taken)])
         if len(taken) < len(index):
-            rest = index_parts[len(taken) :]
-            body.append(f"- … {len(rest)} more parts: `#index` lists every part")
+            body.append(f"- … {len(index) - len(taken)} more parts, listed in `#index`:")
+        body.append(last_line)
+        listed.append(last.id)
         structured["parts"] = [self._entry(self.parts.parts[pid]) for pid in listed]
         text = "\n".join([*head, *body, *foot]) + "\n"
         return ContextAnswer(text, structured)
@@ -309,12 +337,12 @@ class Disclosure:
             extra += f", lists {len(p.children)} subsections"
         return f"- `#{p.id}` {one_line(p.title, 80)} ({size_label(p.chars)}{extra})"
 
-    def _outline(self, p: Part, wf: dict[str, Any]) -> str:
+    def _outline(self, p: Part, wf: dict[str, Any], width: int = _LINE_CHARS) -> str:
         steps = "; ".join(
             f"{n}. {one_line(s['description'], 60)}" for n, s in enumerate(wf["steps"], 1)
         )
         line = f"- `#{p.id}` {one_line(p.title, 80)} ({len(wf['steps'])} steps): {steps}"
-        return one_line(line, _LINE_CHARS)
+        return one_line(line, width)
 
 
 def _take(lines: list[str], extra: list[int], allowance: int) -> list[str]:

@@ -190,6 +190,10 @@ def test_parse_spec_and_split_ref() -> None:
     assert parse_spec("knowledge @ 3") == ("knowledge", 3)
     assert parse_spec("code-3") == ("code-3", None)
     assert parse_spec("section-1-2/10") == ("section-1-2", 10)
+    assert parse_spec("x/1234567890") == ("x/1234567890", None)  # not a page number
+    # A regex took ~40 s on this (quadratic backtracking over the spaces); now a scan.
+    spaced = "a" + " " * 16_000 + "/"
+    assert parse_spec(spaced) == (spaced.strip(), None)
     assert split_ref("a/b/c#x/2") == ("a/b/c", "x/2")
     assert split_ref("a/b/c") is None
     assert split_ref("tag it with #urgent") is None  # words before the #: a search

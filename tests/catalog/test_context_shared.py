@@ -21,9 +21,7 @@ from tests.helpers.skills import service
 pytestmark = pytest.mark.shared
 
 
-def test_budget_and_reachability_on_every_real_skill(
-    cli: CliRunner, env: dict[str, str]
-) -> None:
+def test_budget_and_reachability_on_every_real_skill(cli: CliRunner, env: dict[str, str]) -> None:
     store = shared_path("ontostore-full", "index.json").parent
     ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
     cli("--registry", str(store), "install", *ids, "--quiet", check=True, timeout=600)
