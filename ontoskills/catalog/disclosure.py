@@ -138,8 +138,14 @@ class Disclosure:
         return ContextAnswer(f"{head}\n\n{chunk}\n\n{foot}", structured)
 
     def _overhead(self, pid: str, title: str, chars: int) -> int:
-        big = max(chars, 10)  # pages <= chars: as many digits as any real page number
-        return self._page(pid, title, "", big - 1, big, chars).size
+        """Chars of a page answer around its chunk, in the worst case: as many digits as
+        any real page number (pages <= chars), and the longer of a middle page (its `next`)
+        and the last one (its longer footer, `next: null`)."""
+        big = max(chars, 10)
+        return max(
+            self._page(pid, title, "", big - 1, big, chars).size,
+            self._page(pid, title, "", big, big, chars).size,
+        )
 
     def pages(self, part: Part) -> list[str]:
         if part.id not in self._pages:

@@ -224,3 +224,28 @@ def test_context_budget_from_config(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as info:
             load_config(path)
         assert "serve.context_budget" in info.value.message
+
+
+@pytest.mark.parametrize("budget", [2_000, 12_000])
+def test_a_full_chunk_fits_on_any_page_even_the_last(svc: SkillService, budget: int) -> None:
+    """The page room is computed for the worst page: a middle page carries `next`, the last
+    one a longer footer; a chunk filling the room must fit on either."""
+    for key in (SKILLS["pdf"], SKILLS["code"]):
+        made = svc.disclosure(key, budget)
+        for part in made.parts.parts.values():
+            room = budget - made._overhead(part.id, part.title, part.chars)  # what pages use
+            assert max(map(len, made.pages(part))) <= room
+            n = len(made.pages(part))
+            for page in {1, n}:
+                full = made._page(part.id, part.title, "x" * room, page, max(n, 2), part.chars)
+                assert full.size <= budget, (key, part.id, page)
+
+
+def test_the_minimal_overview_fits_the_smallest_budget(svc: SkillService) -> None:
+    from ontoskills.config import MIN_CONTEXT_BUDGET
+
+    made = svc.disclosure(SKILLS["paragraph"], MIN_CONTEXT_BUDGET)
+    last_resort = made._minimal()
+    assert last_resort.size <= MIN_CONTEXT_BUDGET
+    assert f'"{SKILLS["paragraph"]}#index"' in last_resort.text
+    assert made.overview().size <= MIN_CONTEXT_BUDGET
