@@ -15,6 +15,9 @@ revision = "<commit>"
 path = "/opt/models/minilm"         # a local folder with model.onnx + tokenizer.json
 threads = 1
 
+[serve]
+context_budget = 12000             # chars of one `ontoskill` answer (text + structured JSON)
+
 [network]
 timeout = 30
 retries = 4
@@ -46,6 +49,11 @@ DEFAULT_REGISTRY_URL = "https://github.com/mareasw/ontostore.git"
 KINDS = ("http", "folder", "git")
 SEARCH_MODES = ("auto", "bm25", "semantic", "hybrid")
 DEFAULT_TRUST_WEIGHTS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
+# One `ontoskill` answer (text + structuredContent JSON), in characters: ~3k tokens by default.
+# Below the minimum a long skill id plus page headers would not leave room for content.
+DEFAULT_CONTEXT_BUDGET = 12_000
+MIN_CONTEXT_BUDGET = 2_000
+MAX_CONTEXT_BUDGET = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,7 @@ class Config:
     trust_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TRUST_WEIGHTS))
     embeddings: dict[str, Any] = field(default_factory=dict)
     network: dict[str, Any] = field(default_factory=dict)
+    context_budget: int = DEFAULT_CONTEXT_BUDGET
     extra: dict[str, Any] = field(default_factory=dict)
 
     def registry(self, name: str) -> RegistryConfig | None:
@@ -108,6 +117,11 @@ class Config:
             data["embeddings"] = dict(self.embeddings)
         if self.network:
             data["network"] = dict(self.network)
+        serve = {k: v for k, v in data.pop("serve", {}).items() if k != "context_budget"}
+        if self.context_budget != DEFAULT_CONTEXT_BUDGET:
+            serve["context_budget"] = self.context_budget
+        if serve:
+            data["serve"] = serve
         return data
 
     def save(self) -> None:
@@ -140,6 +154,21 @@ def _check_network(network: dict[str, Any], path: Path) -> None:
                 f"{path}: network.{key} must be a number >= {minimum:g}, got {value!r}",
                 hint="fix or delete the [network] table",
             )
+
+
+def check_context_budget(value: object, where: str) -> int:
+    """A budget in characters, or ConfigError naming `where` (a flag or a config key)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not MIN_CONTEXT_BUDGET <= value <= MAX_CONTEXT_BUDGET
+    ):
+        raise ConfigError(
+            f"{where} must be an integer from {MIN_CONTEXT_BUDGET:,} to "
+            f"{MAX_CONTEXT_BUDGET:,} characters, got {value!r}",
+            hint=f"the default is {DEFAULT_CONTEXT_BUDGET} (about 3,000 tokens)",
+        )
+    return value
 
 
 def load_config(path: Path) -> Config:
@@ -180,6 +209,10 @@ def load_config(path: Path) -> Config:
     cfg.embeddings = _table(data, "embeddings", str(path))
     cfg.network = _table(data, "network", str(path))
     _check_network(cfg.network, path)
+    serve = _table(data, "serve", str(path))
+    if "context_budget" in serve:
+        where = f"{path}: serve.context_budget"
+        cfg.context_budget = check_context_budget(serve["context_budget"], where)
     cfg.extra = {
         k: v for k, v in data.items() if k not in ("registries", "search", "embeddings", "network")
     }

@@ -32,6 +32,7 @@ class SkillSpec:
     extra_modules: dict[str, str] = field(default_factory=dict)  # relpath -> sub-module ttl body
     default_enabled: bool = True
     vectors: bool = True  # write an intents.json next to the main module
+    body: str = ""  # more Turtle for the main module (sections, knowledge...: richskill.py)
 
     @property
     def module(self) -> str:
@@ -80,7 +81,7 @@ def skill_turtle(package_id: str, s: SkillSpec) -> str:
     for intent in s.intents:
         lines.append(f"    oc:resolvesIntent {_lit(intent)} ;")
     lines.append(f"    oc:hasDescription {_lit(s.description or s.id)} .")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + s.body
 
 
 def unit_vector(text: str, dimension: int) -> list[float]:
