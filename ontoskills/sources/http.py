@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http
 import json
+import math
 import os
 import tempfile
 import threading
@@ -146,6 +148,32 @@ class HttpSource:
         )
 
     # requests -----------------------------------------------------------------------
+    def _remaining(self) -> float:
+        deadline = self.options.deadline
+        return math.inf if deadline is None else deadline.remaining()
+
+    def _timeout(self) -> httpx.Timeout:
+        """The configured timeouts, cut to what is left of the command's deadline."""
+        t = max(0.001, min(self.options.timeout, self._remaining()))
+        return httpx.Timeout(t, connect=min(t, 15))
+
+    def _deadline_error(self, relpath: str, last: str) -> NetworkError:
+        seconds = self.options.deadline.seconds if self.options.deadline else 0
+        return NetworkError(
+            f"{self.host}: network deadline of {seconds:g} s reached while fetching {relpath} "
+            f"(last: {last})",
+            hint="the registry is slow or stalled; retry later, or raise "
+            "ONTOSKILLS_NETWORK_DEADLINE or `[network] deadline` (seconds)",
+        )
+
+    def _report_retry(self, url: str, delay: float, reason: str, attempt: int, total: int) -> None:
+        reporter = self.options.reporter
+        if reporter is not None:
+            reporter.warn(
+                f"retrying {_display_url(url)} in {delay:.1f} s "
+                f"({reason.removeprefix('HTTP ')}), attempt {attempt}/{total}"
+            )
+
     @contextlib.contextmanager
     def _open(
         self, url: str, headers: dict[str, str]
@@ -156,7 +184,8 @@ class HttpSource:
             hop = dict(headers)
             if token is not None:
                 hop["Authorization"] = f"Bearer {token.value}"
-            resp = self.client.send(self.client.build_request("GET", url, headers=hop), stream=True)
+            request = self.client.build_request("GET", url, headers=hop, timeout=self._timeout())
+            resp = self.client.send(request, stream=True)
             if resp.status_code in _REDIRECTS and "Location" in resp.headers:
                 target = urljoin(url, resp.headers["Location"])
                 resp.close()
@@ -184,6 +213,8 @@ class HttpSource:
         for attempt in range(retries + 1):
             if self._closed.is_set():
                 raise KeyboardInterrupt  # the session is shutting down (Ctrl-C)
+            if self._remaining() <= 0:
+                raise self._deadline_error(relpath, last)
             retry_after = None
             try:
                 with self._open(url, headers) as (resp, token):
@@ -203,7 +234,8 @@ class HttpSource:
                         )
                     if status in RETRY_STATUSES or status >= 500:
                         raise _Retryable(
-                            f"HTTP {status}", parse_retry_after(resp.headers.get("Retry-After"))
+                            _status_text(status),
+                            parse_retry_after(resp.headers.get("Retry-After")),
                         )
                     raise NetworkError(
                         f"{self.host}: unexpected HTTP {status} for {_display(url)}",
@@ -216,9 +248,13 @@ class HttpSource:
                 last = "stale cache"
                 continue
             except httpx.TransportError as exc:
-                last = type(exc).__name__
+                last = _transport_text(exc)
             if attempt < retries:
-                self._sleep(self.policy.delay(attempt, retry_after))
+                delay = self.policy.delay(attempt, retry_after)
+                if delay >= self._remaining():  # the wait alone would outlive the deadline
+                    raise self._deadline_error(relpath, last)
+                self._report_retry(url, delay, last, attempt + 2, retries + 1)
+                self._sleep(delay)
         attempts = retries + 1
         raise NetworkError(
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
@@ -278,6 +314,8 @@ class HttpSource:
         for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
             if self._closed.is_set():
                 raise KeyboardInterrupt
+            if self._remaining() <= 0:  # _get turns this into the deadline error
+                raise _Retryable("network deadline reached mid-transfer")
             received += len(raw)
             elapsed = time.monotonic() - start
             # A server dripping a byte just inside the read timeout would hold us forever.
@@ -370,6 +408,37 @@ class HttpSource:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _status_text(status: int) -> str:
+    try:
+        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
+_TRANSPORT_TEXT = {
+    "ConnectError": "connection failed",
+    "ConnectTimeout": "connect timed out",
+    "ReadTimeout": "no data before the read timeout",
+    "WriteTimeout": "write timed out",
+    "PoolTimeout": "no free connection",
+    "RemoteProtocolError": "connection closed mid-response",
+    "ReadError": "connection broken while reading",
+}
+
+
+def _transport_text(exc: httpx.TransportError) -> str:
+    name = type(exc).__name__
+    return f"{_TRANSPORT_TEXT[name]}, {name}" if name in _TRANSPORT_TEXT else name
+
+
+def _display_url(url: str) -> str:
+    """scheme://host[:port]/path: no userinfo or query (they may carry secrets)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
