@@ -18,6 +18,7 @@ import pytest
 
 from ontoskills import envvars
 from ontoskills.errors import UsageError
+from ontoskills.sources._auth import Token, token_for
 from ontoskills.sources._retry import Deadline, RetryPolicy, parse_retry_after
 from ontoskills.sources.git import check_ref_component, ref_problem
 from tests.conftest import REPO, CliRunner
@@ -349,3 +350,33 @@ def test_os_name_errors_while_staging_are_the_registrys(
     assert proc.returncode == 4, proc.stderr
     assert "evil/pkg: cannot create" in proc.stderr and "--home" not in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ tokens become headers
+
+
+@pytest.mark.parametrize("token", ["tök", "a\nb", "a\r\nX-Injected: 1", "two words", "\t\x7f"])
+def test_a_token_that_cannot_be_a_header_is_a_usage_error(token: str) -> None:
+    reg = "https://registry.example/store/"
+    with pytest.raises(UsageError) as info:
+        token_for(reg + "index.json", reg, {"ONTOSKILLS_TOKEN": token})
+    assert "ONTOSKILLS_TOKEN" in info.value.message and token not in info.value.message
+    gh = "https://github.com/o/r.git"
+    with pytest.raises(UsageError, match="GITHUB_TOKEN"):
+        token_for(gh, gh, {"GITHUB_TOKEN": token})
+    assert token_for(reg + "x", reg, {"ONTOSKILLS_TOKEN": "  ghp_abc-123.x/y+z=  "}) == Token(
+        "ghp_abc-123.x/y+z=", "ONTOSKILLS_TOKEN"
+    )
+
+
+def test_bad_token_over_http_is_exit_2_and_never_sent(cli: CliRunner, tmp_path: Path) -> None:
+    """Was: an internal error (non-ASCII) or five doomed retries and exit 5 (a line break)."""
+    reg = build_hostile(tmp_path / "reg")
+    with FaultServer(reg) as srv:
+        for token in ("tök", "a\r\nX-Injected: 1"):
+            bad = {"ONTOSKILLS_TOKEN": token}
+            proc = cli("--registry", srv.url, "install", EVIL, extra_env=bad)
+            assert proc.returncode == 2, proc.stderr
+            assert "ONTOSKILLS_TOKEN contains characters" in proc.stderr
+            assert token not in proc.stderr
+        assert srv.requests == []
