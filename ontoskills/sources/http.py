@@ -271,9 +271,11 @@ class HttpSource:
             return {}
         meta = cached[0]
         headers = {}
-        if meta.etag:
+        # Validators are the server's header values sent back: only visible ASCII, else a
+        # stored `ETag: "é"` made every later run an internal error (UnicodeEncodeError).
+        if meta.etag and _header_value(meta.etag):
             headers["If-None-Match"] = meta.etag
-        if meta.last_modified:
+        if meta.last_modified and _header_value(meta.last_modified):
             headers["If-Modified-Since"] = meta.last_modified
         return headers
 
@@ -291,7 +293,7 @@ class HttpSource:
             raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
         else:
             length = resp.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > max_bytes:
+            if length.isascii() and length.isdigit() and int(length) > max_bytes:
                 raise LimitExceededError(
                     f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
                 )
@@ -408,6 +410,10 @@ class HttpSource:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _header_value(value: object) -> bool:
+    return isinstance(value, str) and len(value) < 1024 and all(" " <= c <= "~" for c in value)
 
 
 def _status_text(status: int) -> str:

@@ -380,3 +380,25 @@ def test_bad_token_over_http_is_exit_2_and_never_sent(cli: CliRunner, tmp_path: 
             assert "ONTOSKILLS_TOKEN contains characters" in proc.stderr
             assert token not in proc.stderr
         assert srv.requests == []
+
+
+@pytest.mark.parametrize("header", ["ETag", "Last-Modified"])
+def test_a_non_ascii_validator_is_not_sent_back(
+    cli: CliRunner, tmp_path: Path, env: dict[str, str], header: str
+) -> None:
+    """The server's ETag / Last-Modified is echoed in the next run's conditional request:
+    a latin-1 value stored in the cache made every later run an internal error."""
+    reg = build_hostile(tmp_path / "reg")
+    body = (reg / "index.json").read_bytes()
+    with FaultServer(reg) as srv:
+        srv.fail(
+            r"^/index\.json$",
+            Fault("raw", status=200, headers={header: '"caf\xe9"'}, body=body),
+            times=1,
+        )
+        first = cli("--registry", srv.url, "install", EVIL)
+        second = cli("--registry", srv.url, "install", "acme/devtools")
+        sent = [s.headers for s in srv.requests if s.path == "/index.json"]
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert "if-none-match" not in sent[-1] and "if-modified-since" not in sent[-1]
