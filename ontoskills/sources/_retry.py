@@ -9,11 +9,13 @@ The `Deadline` is one budget per command for all its network waits (docs/CLI.md)
 from __future__ import annotations
 
 import datetime
+import http
 import random
 import re
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .. import envvars
 
@@ -79,6 +81,38 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if when is None:
         return None
     return max(0.0, when - (time.time() if now is None else now))
+
+
+# Why we retry, in words (warnings and the final error) ----------------------------------
+def status_text(status: int) -> str:
+    try:
+        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
+_TRANSPORT_TEXT = {
+    "ConnectError": "connection failed",
+    "ConnectTimeout": "connect timed out",
+    "ReadTimeout": "no data before the read timeout",
+    "WriteTimeout": "write timed out",
+    "PoolTimeout": "no free connection",
+    "RemoteProtocolError": "connection closed mid-response",
+    "ReadError": "connection broken while reading",
+}
+
+
+def transport_text(exc: Exception) -> str:
+    name = type(exc).__name__
+    return f"{_TRANSPORT_TEXT[name]}, {name}" if name in _TRANSPORT_TEXT else name
+
+
+def display_url(url: str) -> str:
+    """scheme://host[:port]/path: no userinfo or query (they may carry secrets)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 class Deadline:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http
 import json
 import math
 import os
@@ -41,7 +40,14 @@ from ..fsutil import CHUNK
 from ..manifest import parse_index
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
-from ._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from ._retry import (
+    RETRY_STATUSES,
+    RetryPolicy,
+    display_url,
+    parse_retry_after,
+    status_text,
+    transport_text,
+)
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 T = TypeVar("T")
@@ -170,7 +176,7 @@ class HttpSource:
         reporter = self.options.reporter
         if reporter is not None:
             reporter.warn(
-                f"retrying {_display_url(url)} in {delay:.1f} s "
+                f"retrying {display_url(url)} in {delay:.1f} s "
                 f"({reason.removeprefix('HTTP ')}), attempt {attempt}/{total}"
             )
 
@@ -234,7 +240,7 @@ class HttpSource:
                         )
                     if status in RETRY_STATUSES or status >= 500:
                         raise _Retryable(
-                            _status_text(status),
+                            status_text(status),
                             parse_retry_after(resp.headers.get("Retry-After")),
                         )
                     raise NetworkError(
@@ -248,13 +254,15 @@ class HttpSource:
                 last = "stale cache"
                 continue
             except httpx.TransportError as exc:
-                last = _transport_text(exc)
+                last = transport_text(exc)
             if attempt < retries:
                 delay = self.policy.delay(attempt, retry_after)
                 if delay >= self._remaining():  # the wait alone would outlive the deadline
                     raise self._deadline_error(relpath, last)
                 self._report_retry(url, delay, last, attempt + 2, retries + 1)
                 self._sleep(delay)
+        if self._remaining() <= 0:
+            raise self._deadline_error(relpath, last)
         attempts = retries + 1
         raise NetworkError(
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
@@ -414,37 +422,6 @@ class HttpSource:
 
 def _header_value(value: object) -> bool:
     return isinstance(value, str) and len(value) < 1024 and all(" " <= c <= "~" for c in value)
-
-
-def _status_text(status: int) -> str:
-    try:
-        return f"HTTP {status} {http.HTTPStatus(status).phrase}"
-    except ValueError:
-        return f"HTTP {status}"
-
-
-_TRANSPORT_TEXT = {
-    "ConnectError": "connection failed",
-    "ConnectTimeout": "connect timed out",
-    "ReadTimeout": "no data before the read timeout",
-    "WriteTimeout": "write timed out",
-    "PoolTimeout": "no free connection",
-    "RemoteProtocolError": "connection closed mid-response",
-    "ReadError": "connection broken while reading",
-}
-
-
-def _transport_text(exc: httpx.TransportError) -> str:
-    name = type(exc).__name__
-    return f"{_TRANSPORT_TEXT[name]}, {name}" if name in _TRANSPORT_TEXT else name
-
-
-def _display_url(url: str) -> str:
-    """scheme://host[:port]/path: no userinfo or query (they may carry secrets)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
