@@ -19,9 +19,10 @@ threads = 1
 context_budget = 12000             # chars of one `ontoskill` answer (text + structured JSON)
 
 [network]
-timeout = 30
+timeout = 30                        # seconds per connect/read
 retries = 4
 parallel = 8
+deadline = 90                       # total seconds of network work per command
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from urllib.parse import urlsplit
 
 import tomli_w
 
+from . import limits
 from .errors import ConfigError
 from .fsutil import atomic_write_text
 from .manifest import TIERS
@@ -135,23 +137,30 @@ def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
-# [network] key -> (type, minimum); checked at load so a typo is exit 2, not a traceback later.
-_NETWORK_NUMBERS: dict[str, tuple[type, float]] = {
-    "timeout": (float, 0.001),
-    "retries": (int, 0),
-    "parallel": (int, 1),
+# [network] key -> (type, minimum, maximum); checked at load so a typo is exit 2, not a
+# traceback later. TOML has `inf` and `nan`: both are refused (nan compares False to any bound).
+_NETWORK_NUMBERS: dict[str, tuple[type, float, float]] = {
+    "timeout": (float, 0.001, 3600),
+    "retries": (int, 0, 100),
+    "parallel": (int, 1, 64),
+    "deadline": (float, 0.001, 86400),
 }
 
 
 def _check_network(network: dict[str, Any], path: Path) -> None:
-    for key, (kind, minimum) in _NETWORK_NUMBERS.items():
+    for key, (kind, minimum, maximum) in _NETWORK_NUMBERS.items():
         if key not in network:
             continue
         value = network[key]
         ok_type = (int, float) if kind is float else int
-        if isinstance(value, bool) or not isinstance(value, ok_type) or value < minimum:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, ok_type)
+            or not minimum <= value <= maximum
+        ):
             raise ConfigError(
-                f"{path}: network.{key} must be a number >= {minimum:g}, got {value!r}",
+                f"{path}: network.{key} must be a number from {minimum:g} to {maximum:g}, "
+                f"got {value!r}",
                 hint="fix or delete the [network] table",
             )
 
@@ -172,10 +181,14 @@ def check_context_budget(value: object, where: str) -> int:
 
 
 def load_config(path: Path) -> Config:
-    if not path.exists():
+    try:  # a FIFO or /dev/zero planted as config.toml must not hang or fill memory
+        raw = limits.read_regular_file(
+            path, limits.MAX_CONFIG_BYTES, what="config file", error=ConfigError
+        )
+    except FileNotFoundError:
         return Config(path=path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})", hint="fix or delete the file") from None
     cfg = Config(path=path)

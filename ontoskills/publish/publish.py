@@ -22,13 +22,14 @@ from typing import Any
 
 import filelock
 
-from .. import limits
+from .. import envvars, limits
 from ..errors import BusyError, IntegrityError, NotFoundError, UsageError
 from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
+from ..sources.git import check_ref_component
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
 from ..sources.sparse import write_sparse_index
 from . import gitops, rules
@@ -111,6 +112,9 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
     pkg = load_package(pkg_dir)
     for w in pkg.warnings:
         rep.warn(w)
+    # The version names the publish branch: refuse it by name before any git call.
+    rules.version_key(pkg.manifest.version)
+    check_ref_component(pkg.manifest.version, "version")
     location = opts.registry
     local = Path(location).expanduser()
     if "://" not in location and local.is_dir() and not gitops.is_bare_repo(local):
@@ -124,6 +128,8 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         )
     if opts.trust is not None:
         rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
+    for part, what in zip(pkg.manifest.package_id.split("/"), ("author", "package"), strict=True):
+        check_ref_component(part, what)  # publish/<author>/<pkg>/<version> must be a ref
     rep.stage(f"cloning {location}")
     with tempfile.TemporaryDirectory(prefix="ontoskills-publish-") as tmp:
         clone = gitops.clone(location, Path(tmp) / "registry")
@@ -140,7 +146,7 @@ def _registry_lock(root: Path, *, dry_run: bool) -> Iterator[None]:
         return
     key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
     path = Path(tempfile.gettempdir()) / f"ontoskills-publish-{key}.lock"
-    timeout = float(os.environ.get("ONTOSKILLS_LOCK_TIMEOUT", "600"))
+    timeout = envvars.get(envvars.LOCK_TIMEOUT)
     try:
         with filelock.FileLock(str(path), timeout=timeout):
             yield

@@ -49,7 +49,9 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
         )
     data = path.read_bytes()
     parse_index(data, source=str(path))
-    raw = jsonio.loads(data, source=str(path), max_bytes=limits.MAX_INDEX_BYTES)
+    raw = jsonio.loads(
+        data, source=str(path), max_bytes=limits.MAX_INDEX_BYTES, max_items=limits.MAX_INDEX_ITEMS
+    )
     packages = raw.get("packages") if isinstance(raw, dict) else None
     if not isinstance(packages, list):
         raise FormatError(f"{path}: missing 'packages' list")

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import jsonio
+from .. import jsonio, limits
 from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError
 from ..fsutil import atomic_write_bytes
 from ..manifest import IndexEntry, RegistryIndex, parse_index
@@ -120,7 +120,7 @@ def write_sparse_index(root: Path) -> int:
     Returns the number of entries. For publishers and `registry init`."""
     data = (root / "index.json").read_bytes()
     index = parse_index(data, source="index.json")  # refuse to publish what we would refuse
-    raw = jsonio.loads(data, source="index.json")
+    raw = jsonio.loads(data, source="index.json", max_items=limits.MAX_INDEX_ITEMS)
     entries: dict[str, Any] = {}
     for item, parsed in zip(raw["packages"], index.entries, strict=True):
         # normalised: canonical id and a relative manifest_path (historical variants resolved)
