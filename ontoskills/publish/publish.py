@@ -13,7 +13,6 @@ import contextlib
 import difflib
 import hashlib
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
-from ..sources.sparse import write_sparse_index
+from ..sources.sparse import sparse_files, write_sparse_files
 from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
@@ -219,30 +218,45 @@ def _publish_into(
         repo = gitops.pygit2.Repository(str(root))
         author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
-    wrote = False
-    if not (resume and _holds_files(root, pkg_rel, m)):
-        _install_package(pkg, root, pkg_rel)
-        wrote = True
+    sparse = (root / SPARSE_CONFIG).is_file()
+    new_sparse = sparse_files(new_index) if sparse else {}
+    prefixes = [pkg_rel, INDEX, *(["index"] if sparse else [])]
+    write_pkg = not (resume and _holds_files(root, pkg_rel, m))
+    files: dict[str, gitops.TreeFile] = {}
+    tree = None
+    with _Staging(root, pkg_rel, active=write_pkg) as staging:
+        blobs = _stage_files(pkg, staging, repo)
+        if repo is not None:
+            # Build and check the commit's tree from the bytes we hashed BEFORE touching the
+            # work tree, the index or HEAD: a mismatch leaves the registry exactly as it was.
+            files = {
+                **{f"{pkg_rel}/{rel}": b for rel, b in blobs.items()},
+                INDEX: gitops.TreeFile.of(repo, new_index),
+                **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
+            }
+            tree = gitops.build_tree(repo, prefixes, files)
+            want = _expected(pkg, pkg_rel, new_index, new_sparse)
+            gitops.verify_tree(repo, tree, prefixes, want)
+        wrote = staging.swap()
     if old_index != new_index:
         atomic_write_bytes(root / INDEX, new_index)
         wrote = True
-    sparse = (root / SPARSE_CONFIG).is_file()
     if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
-        write_sparse_index(root)
-    if repo is None or author is None:
+        write_sparse_files(root, new_sparse)
+    if repo is None or author is None or tree is None:
         if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result
     message = opts.message or f"Publish {pid} {m.version}"
-    paths = [pkg_rel, INDEX, *(["index"] if sparse else [])]
     try:
-        result.commit = gitops.commit_paths(repo, paths, message, author)
+        result.commit = gitops.commit_tree(repo, tree, prefixes, files, message, author)
     except UsageError:
         if not resume:
             raise
         if not repaired:  # HEAD already holds it: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result  # HEAD held it; the re-run only cleaned what a kill left
+    result.warnings.extend(gitops.checkout_warnings(repo, sorted(files)))
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")
@@ -252,32 +266,78 @@ def _publish_into(
     return result
 
 
-def _install_package(pkg: LocalPackage, root: Path, pkg_rel: str) -> None:
-    """Copy the listed files into a hidden staging folder, re-verifying each hash, then swap."""
-    final = safe_join(root, pkg_rel, "package folder")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    stage = final.parent / f".{final.name}.publish-{os.getpid()}"
-    old = final.parent / f".{final.name}.old-{os.getpid()}"
-    remove_tree(stage)
-    try:
-        for f in pkg.manifest.files or ():
-            dest = stage / f.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(pkg.root / f.path, dest)
-            os.chmod(dest, 0o755 if f.executable else 0o644)
-            sha, size = sha256_file(dest)
-            if sha != f.sha256 or size != f.size:
-                raise IntegrityError(
-                    f"{f.path} changed while publishing",
-                    hint="run `ontoskills pack` again, then publish",
-                )
-        atomic_write_bytes(stage / MANIFEST, pkg.data)
-        if final.exists():
-            os.replace(final, old)
-        os.replace(stage, final)
-    finally:
-        remove_tree(stage)
-        remove_tree(old)
+class _Staging:
+    """The hidden sibling folder a package is copied into before one rename swaps it in;
+    removed on any failure (and by `_recover_interrupted` after a kill)."""
+
+    def __init__(self, root: Path, pkg_rel: str, *, active: bool) -> None:
+        self.final = safe_join(root, pkg_rel, "package folder")
+        self.stage = self.final.parent / f".{self.final.name}.publish-{os.getpid()}"
+        self.old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
+        self.active = active
+
+    def __enter__(self) -> _Staging:
+        if self.active:
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+            remove_tree(self.stage)
+        return self
+
+    def write(self, rel: str, data: bytes, executable: bool) -> None:
+        dest = self.stage / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+        os.chmod(dest, 0o755 if executable else 0o644)
+
+    def swap(self) -> bool:
+        if not self.active:
+            return False
+        if self.final.exists():
+            os.replace(self.final, self.old)
+        os.replace(self.stage, self.final)
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            remove_tree(self.stage)
+            remove_tree(self.old)
+
+
+def _stage_files(
+    pkg: LocalPackage, staging: _Staging, repo: gitops.pygit2.Repository | None
+) -> dict[str, gitops.TreeFile]:
+    """Read every listed file once, check its bytes against the manifest, and write THOSE
+    bytes to the staging folder and (git) as a blob: what is hashed is what is published."""
+    blobs: dict[str, gitops.TreeFile] = {}
+    for f in pkg.manifest.files or ():
+        data = (pkg.root / f.path).read_bytes()
+        if len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
+            raise IntegrityError(
+                f"{f.path} changed while publishing",
+                hint="run `ontoskills pack` again, then publish",
+            )
+        if staging.active:
+            staging.write(f.path, data, f.executable)
+        if repo is not None:
+            blobs[f.path] = gitops.TreeFile.of(repo, data, f.executable)
+    if staging.active:
+        atomic_write_bytes(staging.stage / MANIFEST, pkg.data)
+    if repo is not None:
+        blobs[MANIFEST] = gitops.TreeFile.of(repo, pkg.data)
+    return blobs
+
+
+def _expected(
+    pkg: LocalPackage, pkg_rel: str, index: bytes, sparse: dict[str, bytes]
+) -> dict[str, gitops.Expected]:
+    """What the commit must hold under the paths a publish replaces: the manifest's hashes."""
+    want = {
+        f"{pkg_rel}/{f.path}": gitops.Expected(f.sha256, f.size, f.executable)
+        for f in pkg.manifest.files or ()
+    }
+    want[f"{pkg_rel}/{MANIFEST}"] = gitops.Expected.of(pkg.data)
+    want[INDEX] = gitops.Expected.of(index)
+    want.update({rel: gitops.Expected.of(body) for rel, body in sparse.items()})
+    return want
 
 
 def _recover_interrupted(root: Path, pkg_rel: str) -> bool:

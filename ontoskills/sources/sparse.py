@@ -23,7 +23,6 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from .. import jsonio
 from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError
@@ -114,36 +113,50 @@ def open_sparse(source: Source) -> IndexSnapshot | None:
     )
 
 
-def write_sparse_index(root: Path) -> int:
-    """Write index/<author>/<pkg>.json for every entry of root/index.json, drop stale ones,
-    then index/config.json (last, so a reader never sees a config ahead of its entries).
-    Returns the number of entries. For publishers and `registry init`."""
-    data = (root / "index.json").read_bytes()
-    index = parse_index(data, source="index.json")  # refuse to publish what we would refuse
-    raw = jsonio.loads(data, source="index.json")
-    entries: dict[str, Any] = {}
+def sparse_files(index_data: bytes) -> dict[str, bytes]:
+    """The exact bytes of every sparse file (`index/<author>/<pkg>.json` and `index/config.json`)
+    for an `index.json`: publishers write these files and commit these bytes, and
+    `registry verify` compares what a registry serves with them."""
+    index = parse_index(index_data, source="index.json")  # refuse to publish what we refuse
+    raw = jsonio.loads(index_data, source="index.json")
+    out: dict[str, bytes] = {}
     for item, parsed in zip(raw["packages"], index.entries, strict=True):
         # normalised: canonical id and a relative manifest_path (historical variants resolved)
         item = {k: v for k, v in item.items() if k != "manifest_url"}
         item.update(package_id=parsed.package_id, manifest_path=parsed.manifest_path)
-        entries[entry_path(parsed.package_id)] = item
-    base = root / "index"
-    for rel, item in entries.items():
-        path = root / rel
-        body = (json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n").encode()
-        if not path.is_file() or path.read_bytes() != body:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(body)
-    if base.is_dir():
-        for dirpath, _, files in os.walk(base):
-            for name in files:
-                rel = Path(dirpath, name).relative_to(root).as_posix()
-                if rel != CONFIG and rel not in entries:
-                    os.unlink(Path(dirpath, name))
+        out[entry_path(parsed.package_id)] = (
+            json.dumps(item, sort_keys=True, ensure_ascii=False) + "\n"
+        ).encode()
     config = {
         "sparse_version": SPARSE_VERSION,
-        "index_sha256": hashlib.sha256(data).hexdigest(),
-        "packages": len(entries),
+        "index_sha256": hashlib.sha256(index_data).hexdigest(),
+        "packages": len(out),
     }
-    atomic_write_bytes(root / CONFIG, (json.dumps(config, sort_keys=True) + "\n").encode())
-    return len(entries)
+    out[CONFIG] = (json.dumps(config, sort_keys=True) + "\n").encode()
+    return out
+
+
+def write_sparse_files(root: Path, files: dict[str, bytes]) -> None:
+    """Write `sparse_files()` under root, drop stale entry files, config.json last (atomically,
+    so a reader never sees a config ahead of its entries)."""
+    for rel, body in files.items():
+        path = root / rel
+        if rel != CONFIG and (not path.is_file() or path.read_bytes() != body):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+    base = root / "index"
+    if base.is_dir():
+        for dirpath, _, names in os.walk(base):
+            for name in names:
+                rel = Path(dirpath, name).relative_to(root).as_posix()
+                if rel not in files:
+                    os.unlink(Path(dirpath, name))
+    atomic_write_bytes(root / CONFIG, files[CONFIG])
+
+
+def write_sparse_index(root: Path) -> int:
+    """Regenerate index/ from root/index.json; returns the number of entries. For publishers
+    and `registry init`."""
+    files = sparse_files((root / "index.json").read_bytes())
+    write_sparse_files(root, files)
+    return len(files) - 1
