@@ -108,9 +108,11 @@ def register_into(registry_app: typer.Typer) -> None:
             from ..publish.verify import verify_registry
 
             source = open_for_verify(app_ctx, location, out)
+            is_url = "://" in location or "@" in location
+            local = None if is_url else Path(location).expanduser().absolute()
             try:
                 with out.reporter() as rep:
-                    report = verify_registry(source, rep)
+                    report = verify_registry(source, rep, local)
             finally:
                 source.close()
             render_verify(out, report)

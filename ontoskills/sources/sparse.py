@@ -27,13 +27,14 @@ from pathlib import Path
 from .. import jsonio
 from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError
 from ..fsutil import atomic_write_bytes
-from ..manifest import IndexEntry, RegistryIndex, parse_index
+from ..manifest import IndexEntry, RegistryIndex, cap_tier, parse_index, tier_rank
 from ..safety import split_package_id
 from .base import IndexSnapshot, Source
 
 CONFIG = "index/config.json"
 SPARSE_VERSION = 1
 MAX_ENTRY_BYTES = 64 * 1024
+COMMUNITY = "community"
 
 
 def entry_path(package_id: str) -> str:
@@ -77,6 +78,10 @@ class SparseIndex(RegistryIndex):
             raise FormatError(f"{where}: names {entry.package_id}, expected {package_id}")
         return entry
 
+    def full_entry(self, package_id: str) -> IndexEntry | None:
+        """The package's entry in the full index.json (read and parsed once per command)."""
+        return self._all().get(package_id)
+
     def _all(self) -> RegistryIndex:
         if self._full is None:
             object.__setattr__(self, "_full", self._source.load_index().index)
@@ -88,6 +93,21 @@ class SparseIndex(RegistryIndex):
 
     def __len__(self) -> int:
         return len(self._all())
+
+
+def client_tier(index: RegistryIndex, entry: IndexEntry, cap: str | None) -> str:
+    """The tier a client records: the entry's, capped by the registry's configured trust and,
+    when the entry came from the sparse index, never above what index.json says for that
+    package (community when index.json does not list it). A reviewer reads index.json; a
+    sparse file that disagrees with it must not raise a package's tier.
+
+    Confirming costs one full read of index.json, so it happens only when the answer could be
+    above community (ad-hoc registries are capped at community and never pay it)."""
+    tier = cap_tier(entry.trust_tier, cap)
+    if isinstance(index, SparseIndex) and tier_rank(tier) > tier_rank(COMMUNITY):
+        full = index.full_entry(entry.package_id)
+        tier = cap_tier(tier, full.trust_tier if full is not None else COMMUNITY)
+    return tier
 
 
 def open_sparse(source: Source) -> IndexSnapshot | None:
