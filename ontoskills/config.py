@@ -23,6 +23,7 @@ parallel = 8
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,16 @@ DEFAULT_REGISTRY_URL = "https://github.com/mareasw/ontostore.git"
 KINDS = ("http", "folder", "git")
 SEARCH_MODES = ("auto", "bm25", "semantic", "hybrid")
 DEFAULT_TRUST_WEIGHTS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
+# A registry used without `registry add` (`--registry URL`, ONTOSKILLS_REGISTRY, or a lock
+# naming one no longer configured) is capped here: a one-off index cannot call itself official.
+ADHOC_TRUST = "community"
+
+
+def same_location(a: str, b: str) -> bool:
+    """Whether two registry URLs or paths name the same registry (paths: after symlinks)."""
+    if "://" not in a and "@" not in a and "://" not in b and "@" not in b:
+        return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
+    return a.rstrip("/") == b.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -92,6 +103,12 @@ class Config:
         if self.registries:
             return list(self.registries)
         return [RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, "git")]
+
+    def registry_at(self, url: str) -> RegistryConfig | None:
+        """The configured registry at this location (the built-in OntoStore counts as one):
+        its name and trust cap apply however it is named on the command line."""
+        default = RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, "git")
+        return next((r for r in [*self.registries, default] if same_location(r.url, url)), None)
 
     def to_toml(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.extra)
