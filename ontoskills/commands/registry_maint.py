@@ -81,8 +81,9 @@ def register_into(registry_app: typer.Typer) -> None:
 
         def body(out: Output) -> None:
             from ..publish import gitops
-            from ..publish.registry import init_registry
+            from ..publish.registry import check_new_registry_folder, init_registry
 
+            check_new_registry_folder(path)
             author = None if no_git else gitops.author_for(None, author_name, author_email)
             commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
             if app_ctx.json:
