@@ -188,10 +188,11 @@ def resolve(
         commit=snap.commit,
         index_sha256=snap.sha256,
     )
-    if manifest.declared_tier and manifest.declared_tier != tier:
+    if manifest.declared_tier and manifest.declared_tier != entry.trust_tier:
+        # the store's quirk 3 (a package naming its own tier), not a registry's trust cap
         plan.warnings.append(
             f"{package_id} declares trust tier '{manifest.declared_tier}'; "
-            f"the registry index says '{tier}', which is what counts"
+            f"the registry index says '{entry.trust_tier}', which is what counts"
         )
     check_min_trust(package_id, tier, min_trust, reg)
 
