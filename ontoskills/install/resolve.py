@@ -101,10 +101,11 @@ def check_home_overlap(session: Session) -> None:
 def check_overlap(home: Path, reg: RegistryConfig) -> None:
     """A local registry and the home must not contain each other: an install would write into
     the registry it reads, or replace the registry's own folders while reading them."""
-    if "://" in reg.url or "@" in reg.url:
+    url = reg.url[len("file://") :] if reg.url.startswith("file://") else reg.url
+    if "://" in url or "@" in url:
         return
     home_real = Path(os.path.realpath(home))
-    reg_real = Path(os.path.realpath(expand_user(reg.url)))
+    reg_real = Path(os.path.realpath(expand_user(url)))
     if home_real.is_relative_to(reg_real) or reg_real.is_relative_to(home_real):
         inside = "inside" if home_real.is_relative_to(reg_real) else "contains"
         raise UsageError(

@@ -22,8 +22,8 @@ from typing import Any
 import filelock
 
 from .. import limits
-from ..errors import BusyError, IntegrityError, NotFoundError, UsageError
-from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
+from ..errors import BusyError, NotFoundError, UsageError
+from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
@@ -34,6 +34,14 @@ from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
+from .staging import (
+    Staging,
+    expected_tree,
+    holds_files,
+    recover_interrupted,
+    refuse_symlinks,
+    stage_files,
+)
 
 
 @dataclass
@@ -165,7 +173,8 @@ def _publish_into(
     entries = read_entries(root)
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
-    repaired = False if opts.dry_run else _recover_interrupted(root, pkg_rel)
+    refuse_symlinks(root, pkg_rel)
+    repaired = False if opts.dry_run else recover_interrupted(root, pkg_rel)
     old_manifest_bytes = b""
     previous: str | None = None
     if current is not None:
@@ -221,11 +230,11 @@ def _publish_into(
     sparse = (root / SPARSE_CONFIG).is_file()
     new_sparse = sparse_files(new_index) if sparse else {}
     prefixes = [pkg_rel, INDEX, *(["index"] if sparse else [])]
-    write_pkg = not (resume and _holds_files(root, pkg_rel, m))
+    write_pkg = not (resume and holds_files(root, pkg_rel, m))
     files: dict[str, gitops.TreeFile] = {}
     tree = None
-    with _Staging(root, pkg_rel, active=write_pkg) as staging:
-        blobs = _stage_files(pkg, staging, repo)
+    with Staging(root, pkg_rel, active=write_pkg) as staging:
+        blobs = stage_files(pkg, staging, repo)
         if repo is not None:
             # Build and check the commit's tree from the bytes we hashed BEFORE touching the
             # work tree, the index or HEAD: a mismatch leaves the registry exactly as it was.
@@ -235,7 +244,7 @@ def _publish_into(
                 **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
             }
             tree = gitops.build_tree(repo, prefixes, files)
-            want = _expected(pkg, pkg_rel, new_index, new_sparse)
+            want = expected_tree(pkg, pkg_rel, new_index, new_sparse)
             gitops.verify_tree(repo, tree, prefixes, want)
         wrote = staging.swap()
     if old_index != new_index:
@@ -264,117 +273,6 @@ def _publish_into(
         rep.stage(f"pushing {result.branch}")
         gitops.push_branch(repo, remote_url, result.branch, result.commit)
     return result
-
-
-class _Staging:
-    """The hidden sibling folder a package is copied into before one rename swaps it in;
-    removed on any failure (and by `_recover_interrupted` after a kill)."""
-
-    def __init__(self, root: Path, pkg_rel: str, *, active: bool) -> None:
-        self.final = safe_join(root, pkg_rel, "package folder")
-        self.stage = self.final.parent / f".{self.final.name}.publish-{os.getpid()}"
-        self.old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
-        self.active = active
-
-    def __enter__(self) -> _Staging:
-        if self.active:
-            self.final.parent.mkdir(parents=True, exist_ok=True)
-            remove_tree(self.stage)
-        return self
-
-    def write(self, rel: str, data: bytes, executable: bool) -> None:
-        dest = self.stage / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-        os.chmod(dest, 0o755 if executable else 0o644)
-
-    def swap(self) -> bool:
-        if not self.active:
-            return False
-        if self.final.exists():
-            os.replace(self.final, self.old)
-        os.replace(self.stage, self.final)
-        return True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.active:
-            remove_tree(self.stage)
-            remove_tree(self.old)
-
-
-def _stage_files(
-    pkg: LocalPackage, staging: _Staging, repo: gitops.pygit2.Repository | None
-) -> dict[str, gitops.TreeFile]:
-    """Read every listed file once, check its bytes against the manifest, and write THOSE
-    bytes to the staging folder and (git) as a blob: what is hashed is what is published."""
-    blobs: dict[str, gitops.TreeFile] = {}
-    for f in pkg.manifest.files or ():
-        data = (pkg.root / f.path).read_bytes()
-        if len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:
-            raise IntegrityError(
-                f"{f.path} changed while publishing",
-                hint="run `ontoskills pack` again, then publish",
-            )
-        if staging.active:
-            staging.write(f.path, data, f.executable)
-        if repo is not None:
-            blobs[f.path] = gitops.TreeFile.of(repo, data, f.executable)
-    if staging.active:
-        atomic_write_bytes(staging.stage / MANIFEST, pkg.data)
-    if repo is not None:
-        blobs[MANIFEST] = gitops.TreeFile.of(repo, pkg.data)
-    return blobs
-
-
-def _expected(
-    pkg: LocalPackage, pkg_rel: str, index: bytes, sparse: dict[str, bytes]
-) -> dict[str, gitops.Expected]:
-    """What the commit must hold under the paths a publish replaces: the manifest's hashes."""
-    want = {
-        f"{pkg_rel}/{f.path}": gitops.Expected(f.sha256, f.size, f.executable)
-        for f in pkg.manifest.files or ()
-    }
-    want[f"{pkg_rel}/{MANIFEST}"] = gitops.Expected.of(pkg.data)
-    want[INDEX] = gitops.Expected.of(index)
-    want.update({rel: gitops.Expected.of(body) for rel, body in sparse.items()})
-    return want
-
-
-def _recover_interrupted(root: Path, pkg_rel: str) -> bool:
-    """Undo what a killed publish of this package left (we hold the registry lock, so its
-    writer is dead): an incomplete staging copy is dropped; a previous version moved aside
-    just before the swap goes back if the new one never arrived; temp index files go.
-    Returns whether there was anything to undo."""
-    final = safe_join(root, pkg_rel, "package folder")
-    found = False
-    if final.parent.is_dir():
-        for old in sorted(final.parent.glob(f".{final.name}.old-*")):
-            found = True
-            if final.exists():
-                remove_tree(old)
-            else:
-                os.replace(old, final)
-        for stage in final.parent.glob(f".{final.name}.publish-*"):
-            found = True
-            remove_tree(stage)
-    for tmp in root.glob(f".{INDEX}.*.tmp"):  # fsutil.atomic_write_bytes's temp name
-        found = True
-        tmp.unlink(missing_ok=True)
-    return found
-
-
-def _holds_files(root: Path, pkg_rel: str, m: Manifest) -> bool:
-    """Whether the registry's package folder has every listed file with its hash and mode."""
-    final = safe_join(root, pkg_rel, "package folder")
-    for f in m.files or ():
-        path = final / f.path
-        if not path.is_file() or path.is_symlink():
-            return False
-        if sha256_file(path) != (f.sha256, f.size):
-            return False
-        if bool(path.stat().st_mode & 0o100) != bool(f.executable):
-            return False
-    return True
 
 
 def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .. import jsonio
-from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError
+from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError, UnsafePathError
 from ..fsutil import atomic_write_bytes
 from ..manifest import IndexEntry, RegistryIndex, cap_tier, parse_index, tier_rank
 from ..safety import split_package_id
@@ -158,7 +158,17 @@ def sparse_files(index_data: bytes) -> dict[str, bytes]:
 
 def write_sparse_files(root: Path, files: dict[str, bytes]) -> None:
     """Write `sparse_files()` under root, drop stale entry files, config.json last (atomically,
-    so a reader never sees a config ahead of its entries)."""
+    so a reader never sees a config ahead of its entries). Never through a symlink: a linked
+    `index/` would let this write, and delete, files elsewhere."""
+    for rel in ["index", *files]:
+        parts = rel.split("/")
+        for i in range(1, len(parts) + 1):
+            if (root.joinpath(*parts[:i])).is_symlink():
+                raise UnsafePathError(
+                    f"{root}: {'/'.join(parts[:i])} is a symlink; the sparse index is not "
+                    "written through links",
+                    hint="a registry holds regular folders and files: replace the link",
+                )
     for rel, body in files.items():
         path = root / rel
         if rel != CONFIG and (not path.is_file() or path.read_bytes() != body):

@@ -10,13 +10,14 @@ import hashlib
 import json
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from ontoskills import lockfile
-from ontoskills.errors import IntegrityError
+from ontoskills.errors import IntegrityError, OntoskillsError
 from ontoskills.publish.publish import PublishOptions, publish
 from ontoskills.publish.registry import init_registry
 from ontoskills.publish.worktree import worktree_differences
@@ -223,3 +224,45 @@ def test_republishing_into_a_hostile_registry_after_a_kill_still_converges(
     assert result.commit is not None
     assert str(pygit2.Repository(str(reg)).head.peel(pygit2.Commit).tree_id) == want
     assert worktree_differences(reg) == []
+
+
+def _link_packages_author(reg: Path, outside: Path) -> None:
+    (reg / "packages/acme").symlink_to(outside, target_is_directory=True)
+
+
+def _link_index_dir(reg: Path, outside: Path) -> None:
+    (reg / "index").rename(outside / "index-moved")
+    (reg / "index").symlink_to(outside, target_is_directory=True)
+
+
+def _link_sparse_entry(reg: Path, outside: Path) -> None:
+    (reg / "index/acme").mkdir(parents=True, exist_ok=True)
+    (reg / "index/acme/tools.json").symlink_to(outside / "precious.txt")
+
+
+def _link_index_json(reg: Path, outside: Path) -> None:
+    (outside / "index.json").write_bytes((reg / "index.json").read_bytes())
+    (reg / "index.json").unlink()
+    (reg / "index.json").symlink_to(outside / "index.json")
+
+
+@pytest.mark.parametrize(
+    "plant", [_link_packages_author, _link_index_dir, _link_sparse_entry, _link_index_json]
+)
+@pytest.mark.parametrize("git", [False, True])
+def test_a_symlink_where_publish_writes_is_refused_and_nothing_outside_changes(
+    plant: Callable[[Path, Path], None], git: bool, tmp_path: Path, git_env: dict[str, str]
+) -> None:
+    """A merged pull request that turns a registry folder into a link must not make the next
+    publish write (or delete: the sparse index drops stale files) outside the registry."""
+    reg = tmp_path / "registry"
+    init_registry(reg, git=git, author=AUTHOR if git else None, sparse=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep me\n")
+    plant(reg, outside)
+    snapshot = {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()}
+    with pytest.raises(OntoskillsError) as err:
+        publish(make_package(tmp_path), PublishOptions(registry=str(reg)))
+    assert err.value.exit_code == 4 and "symlink" in err.value.message, err.value.message
+    assert {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()} == snapshot

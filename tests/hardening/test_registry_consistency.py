@@ -283,7 +283,9 @@ def test_a_dead_publishers_leftovers_are_warnings(
 # --- a home and a local registry that contain each other -----------------------------------
 
 
-@pytest.mark.parametrize("layout", ["home-in-registry", "registry-in-home", "via-symlink"])
+@pytest.mark.parametrize(
+    "layout", ["home-in-registry", "registry-in-home", "via-symlink", "file-url"]
+)
 def test_overlapping_home_and_registry_are_refused_before_anything_is_written(
     layout: str, cli: CliRunner, tmp_path: Path
 ) -> None:
@@ -296,8 +298,9 @@ def test_overlapping_home_and_registry_are_refused_before_anything_is_written(
         if layout == "via-symlink":
             (tmp_path / "link").symlink_to(reg / "packages", target_is_directory=True)
             home = tmp_path / "link" / "home"
+    where = f"file://{reg}" if layout == "file-url" else str(reg)
     before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
-    proc = cli("--home", str(home), "--registry", str(reg), "install", "acme/devtools")
+    proc = cli("--home", str(home), "--registry", where, "install", "acme/devtools")
     assert proc.returncode == 2, proc.stderr
     assert "the registry" in proc.stderr and "hint:" in proc.stderr
     after = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
