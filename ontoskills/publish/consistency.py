@@ -59,8 +59,8 @@ def sparse_findings(source: Source, index_sha256: str) -> list[Finding]:
                     "error",
                     "sparse-config",
                     f"{CONFIG}: {key} is {config.get(key)!r}, {INDEX} gives "
-                    f"{expected_config[key]!r} (the sparse index is stale or edited: "
-                    "regenerate it with the publisher)",
+                    f"{expected_config[key]!r} (the sparse index is stale or edited; "
+                    "regenerate it, docs/SCALING.md)",
                     None,
                     FormatError,
                 )
@@ -98,7 +98,8 @@ def _entry_findings(source: Source, rel: str, want: dict[str, Any]) -> list[Find
             "error",
             "sparse-mismatch",
             f"{rel} disagrees with {INDEX} ({said}); clients reading it would get a different "
-            "entry (they take the less trusted tier), so regenerate the sparse index",
+            "entry (they take the less trusted tier); regenerate the sparse index "
+            "(docs/SCALING.md)",
             pid,
             FormatError,
         )
