@@ -27,6 +27,7 @@ deadline = 90                       # total seconds of network work per command
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,16 @@ DEFAULT_TRUST_WEIGHTS = {"local": 1.0, "official": 1.2, "verified": 1.0, "commun
 DEFAULT_CONTEXT_BUDGET = 12_000
 MIN_CONTEXT_BUDGET = 2_000
 MAX_CONTEXT_BUDGET = 1_000_000
+# A registry used without `registry add` (`--registry URL`, ONTOSKILLS_REGISTRY, or a lock
+# naming one no longer configured) is capped here: a one-off index cannot call itself official.
+ADHOC_TRUST = "community"
+
+
+def same_location(a: str, b: str) -> bool:
+    """Whether two registry URLs or paths name the same registry (paths: after symlinks)."""
+    if "://" not in a and "@" not in a and "://" not in b and "@" not in b:
+        return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
+    return a.rstrip("/") == b.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,12 @@ class Config:
         if self.registries:
             return list(self.registries)
         return [RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, "git")]
+
+    def registry_at(self, url: str) -> RegistryConfig | None:
+        """The configured registry at this location (the built-in OntoStore counts as one):
+        its name and trust cap apply however it is named on the command line."""
+        default = RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, "git")
+        return next((r for r in [*self.registries, default] if same_location(r.url, url)), None)
 
     def to_toml(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.extra)
