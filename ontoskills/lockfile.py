@@ -17,6 +17,7 @@ from typing import Any
 
 import tomli_w
 
+from . import limits
 from .errors import LockFormatError, LockMissingError
 from .fsutil import atomic_write_bytes
 from .manifest import SHA256_RE, TIERS
@@ -275,8 +276,20 @@ def parse(text: str, path: Path) -> Lockfile:
     return lock
 
 
+def read_lock_bytes(path: Path) -> bytes | None:
+    """The lockfile's bytes, None when there is none. A FIFO, a device (`/dev/zero`), a
+    folder or a file over the size limit is a LockFormatError (exit 3), never a hang."""
+    try:
+        return limits.read_regular_file(
+            path, limits.MAX_LOCKFILE_BYTES, what="lockfile", error=LockFormatError
+        )
+    except FileNotFoundError:
+        return None
+
+
 def load(path: Path, *, required: bool = False) -> Lockfile:
-    if not path.exists():
+    data = read_lock_bytes(path)
+    if data is None:
         if required:
             raise LockMissingError(
                 f"no lockfile at {path}",
@@ -284,7 +297,7 @@ def load(path: Path, *, required: bool = False) -> Lockfile:
             )
         return Lockfile()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _err(path, "not valid UTF-8") from None
     return parse(text, path)

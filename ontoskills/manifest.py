@@ -19,7 +19,13 @@ from urllib.parse import urljoin, urlsplit
 
 from . import jsonio, limits
 from .errors import FormatError, LimitExceededError, UnsafePathError
-from .safety import check_name, check_relpath, is_valid_name, split_package_id
+from .safety import (
+    check_name,
+    check_relpath,
+    find_path_collision,
+    is_valid_name,
+    split_package_id,
+)
 
 TIERS = ("community", "verified", "official")
 LOCAL_TIER = "local"
@@ -155,7 +161,9 @@ def _relative_to_base(url: str, base_url: str | None, where: str) -> str:
 
 
 def parse_index(data: bytes, *, source: str, base_url: str | None = None) -> RegistryIndex:
-    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INDEX_BYTES)
+    raw = jsonio.loads(
+        data, source=source, max_bytes=limits.MAX_INDEX_BYTES, max_items=limits.MAX_INDEX_ITEMS
+    )
     top = _Obj(raw, source)
     entries: list[IndexEntry] = []
     warnings: list[str] = []
@@ -321,7 +329,7 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
         if len(set(paths)) != len(paths):
             raise FormatError(f"{source}: duplicate paths in 'files'")
     declared = obj.data.get("trust_tier")
-    return Manifest(
+    manifest = Manifest(
         package_id=package_id,
         version=str(version),
         modules=tuple(
@@ -336,6 +344,14 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
         declared_tier=declared if isinstance(declared, str) else None,
         description=obj.str("description", required=False, default="") or "",
     )
+    # 'a' and 'a/b' (or 'A' and 'a') cannot both be files: an OS error at install otherwise
+    collision = find_path_collision([*manifest.listed_paths(), "package.json"])
+    if collision is not None:
+        raise UnsafePathError(
+            f"{source}: {collision[0]!r} and {collision[1]!r} cannot both be files "
+            "(one is the folder of the other, or they differ only in case)"
+        )
+    return manifest
 
 
 # --------------------------------------------------------------------------- intents.json
@@ -356,14 +372,30 @@ class IntentsFile:
 
 
 def parse_intents(data: bytes, *, source: str) -> IntentsFile:
-    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INTENTS_BYTES)
+    """Bounded in vectors, dimension and total floats (limits.py), checked before any
+    vector is converted: a hostile file cannot make us build more than ~64 MB of floats."""
+    raw = jsonio.loads(
+        data, source=source, max_bytes=limits.MAX_INTENTS_BYTES, max_items=limits.MAX_INTENTS_ITEMS
+    )
     obj = _Obj(raw, source)
     model = obj.str("model")
     dimension = obj.int("dimension")
-    if not 1 <= dimension <= 8192:
-        raise FormatError(f"{source}: dimension {dimension} out of range")
+    if not 1 <= dimension <= limits.MAX_INTENT_DIMENSION:
+        raise LimitExceededError(
+            f"{source}: dimension {dimension} outside 1..{limits.MAX_INTENT_DIMENSION}"
+        )
+    items = obj.list("intents", required=True)
+    if len(items) > limits.MAX_INTENT_VECTORS:
+        raise LimitExceededError(
+            f"{source}: {len(items)} intent vectors, over the {limits.MAX_INTENT_VECTORS} limit"
+        )
+    if len(items) * dimension > limits.MAX_INTENT_FLOATS:
+        raise LimitExceededError(
+            f"{source}: {len(items)} x {dimension} floats, over the "
+            f"{limits.MAX_INTENT_FLOATS} limit"
+        )
     out = []
-    for i, item in enumerate(obj.list("intents", required=True)):
+    for i, item in enumerate(items):
         it = _Obj(item, f"{source}: intents[{i}]")
         emb = it.list("embedding", required=True)
         if len(emb) != dimension:

@@ -15,6 +15,7 @@ from typing import NoReturn
 
 import typer
 
+from .. import envvars
 from ..errors import (
     EXIT_INTERRUPTED,
     EXIT_OTHER,
@@ -59,6 +60,9 @@ def main(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
     argv = list(sys.argv[1:] if args is None else args)
     command = typer.main.get_command(app)
     try:
+        # A malformed numeric ONTOSKILLS_* variable is exit 2 for every command, --version
+        # and --help included, before anything reads it (never a traceback, never ignored).
+        envvars.check_all()
         code = command.main(args=argv, prog_name=PROG_NAME, standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:  # bare `ontoskills`: help, exit 2 (as click)
         exc.show()

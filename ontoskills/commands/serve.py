@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from ..config import check_context_budget
 from ..errors import UsageError
 from ..manifest import LOCAL_TIER, TIERS
 from . import _context
@@ -30,6 +31,14 @@ def register(app: typer.Typer) -> None:
         mode: Annotated[
             str, typer.Option("--mode", help="Search mode: auto | bm25 | semantic | hybrid.")
         ] = "auto",
+        context_budget: Annotated[
+            int | None,
+            typer.Option(
+                "--context-budget",
+                help="Characters of one skill answer (text + structured JSON); default "
+                "[serve] context_budget in config.toml, else 12000.",
+            ),
+        ] = None,
         verbose: Annotated[bool, typer.Option("--verbose", help="Debug logs on stderr.")] = False,
     ) -> None:
         """Run the MCP server on stdin/stdout (for Claude Code, Cursor, VS Code, Codex...)."""
@@ -44,6 +53,9 @@ def register(app: typer.Typer) -> None:
                 raise UsageError(f"unknown --verify {verify!r}", hint="use full, fast or none")
             if mode not in SEARCH_MODES:
                 raise UsageError(f"unknown --mode {mode!r}", hint=f"use {', '.join(SEARCH_MODES)}")
+            budget = app_ctx.config.context_budget
+            if context_budget is not None:
+                budget = check_context_budget(context_budget, "--context-budget")
             # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
             import anyio
 
@@ -60,7 +72,7 @@ def register(app: typer.Typer) -> None:
 
                 return SkillService(home, lockfile, config, verify=verify)
 
-            options = ServeOptions(min_trust=min_trust, mode=mode)
+            options = ServeOptions(min_trust=min_trust, mode=mode, context_budget=budget)
             anyio.run(serve_stdio, factory, options)
 
         run(app_ctx, body)

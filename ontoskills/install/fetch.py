@@ -9,6 +9,7 @@ Turtle modules must parse; hidden Unicode in them is a warning (an error with --
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -19,13 +20,26 @@ from pathlib import Path
 import pyoxigraph
 
 from .. import jsonio, limits
-from ..errors import FormatError, IntegrityError, LimitExceededError, OntoskillsError
+from ..errors import (
+    FormatError,
+    IntegrityError,
+    LimitExceededError,
+    OntoskillsError,
+    UnsafePathError,
+)
 from ..fsutil import CHUNK, set_executable
 from ..lockfile import LockedFile
+from ..manifest import parse_intents
 from ..paths import Cache
-from ..safety import find_hidden_unicode, safe_join
+from ..safety import find_hidden_unicode, find_path_collision, safe_join
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
+
+# OS errors a registry causes through the names it chooses (too long, a file where a folder
+# must go, a name the filesystem cannot encode): exit 4 naming the package.
+_NAME_ERRNOS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EILSEQ, errno.EINVAL}
+)
 
 
 def _copy_verified(src: Path, dest: Path) -> tuple[str, int]:
@@ -61,6 +75,14 @@ class PackageFetcher:
     def stage(self, plan: PackagePlan, dest_root: Path, advance=None) -> list[LockedFile]:  # type: ignore[no-untyped-def]
         """Fetch every planned file into dest_root; returns the verified file records."""
 
+        collision = find_path_collision(f.path for f in plan.files)
+        if collision is not None:  # 'a' and 'a/b' (or 'A' and 'a'): one would clobber the other
+            raise UnsafePathError(
+                f"{plan.package_id}: {collision[0]!r} and {collision[1]!r} cannot both be "
+                "files (one is the folder of the other, or they differ only in case)",
+                hint="the package is malformed; report it to the registry maintainers",
+            )
+
         def one(f: PlannedFile) -> LockedFile:
             rec = self._fetch_one(plan, f, dest_root)
             if advance is not None:
@@ -94,6 +116,19 @@ class PackageFetcher:
         return records
 
     def _fetch_one(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
+        try:
+            return self._fetch_into(plan, f, dest_root)
+        except OSError as exc:
+            if exc.errno not in _NAME_ERRNOS:
+                raise  # disk full, read-only home, permissions: the home's problem (exit 1)
+            # The registry named a file this filesystem cannot hold: its error, not the home's.
+            raise UnsafePathError(
+                f"{plan.package_id}: cannot create {f.path!r} ({exc.strerror or exc})",
+                hint="the package names a file this system cannot store; "
+                "report it to the registry maintainers",
+            ) from None
+
+    def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
         sha = size = None
@@ -132,11 +167,15 @@ class PackageFetcher:
         # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
         # then do we pay for looking at every literal.
         escaped = b"\\u" in data or b"\\U" in data
-        literals: list[str] = []
+        literals: list[str] = []  # literal values and IRIs, with their escapes decoded
         try:
             for quad in pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.TURTLE):
-                if escaped and isinstance(quad.object, pyoxigraph.Literal):
-                    literals.append(quad.object.value)
+                if escaped:
+                    literals.extend(
+                        term.value
+                        for term in (quad.subject, quad.predicate, quad.object)
+                        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode))
+                    )
         except (SyntaxError, ValueError, OSError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise FormatError(f"{package_id}: {relpath} is not valid Turtle ({first})") from None
@@ -147,10 +186,17 @@ class PackageFetcher:
         """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
         data = root.joinpath(*relpath.split("/")).read_bytes()
         text = data.decode("utf-8", "replace")
+        intents = relpath.endswith("intents.json")
+        if intents:
+            # Over the vector bounds is refused now (exit 4); a merely malformed file is not
+            # ours to judge here: it is reported where it is used.
+            with contextlib.suppress(FormatError, UnsafePathError):
+                parse_intents(data, source=f"{package_id}: {relpath}")
         if b"\\u" in data:
-            # Malformed JSON is not ours to judge here: it is refused where it is used.
+            items = limits.MAX_INTENTS_ITEMS if intents else limits.MAX_JSON_ITEMS
             with contextlib.suppress(OntoskillsError):
-                text += json.dumps(jsonio.loads(data, source=relpath), ensure_ascii=False)
+                value = jsonio.loads(data, source=relpath, max_items=items)
+                text += json.dumps(value, ensure_ascii=False)
         self._report_hidden(package_id, relpath, text)
 
     def _report_hidden(self, package_id: str, relpath: str, text: str) -> None:

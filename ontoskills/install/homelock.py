@@ -17,11 +17,16 @@ from pathlib import Path
 
 import filelock
 
+from .. import envvars
 from ..errors import BusyError
 from ..fsutil import atomic_write_text
 from ..paths import Home
 
-DEFAULT_TIMEOUT = float(os.environ.get("ONTOSKILLS_LOCK_TIMEOUT", "600"))
+
+def default_timeout() -> float:
+    """ONTOSKILLS_LOCK_TIMEOUT, read when a lock is taken (never at import: a bad value
+    must be a usage error, not a traceback while the CLI loads)."""
+    return envvars.get(envvars.LOCK_TIMEOUT)
 
 
 def owner_file(home: Home) -> Path:
@@ -66,10 +71,11 @@ def hold(
     home: Home,
     command: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
     """Hold the home lock for the duration of the block."""
+    timeout = default_timeout() if timeout is None else timeout
     home.state_dir.mkdir(parents=True, exist_ok=True)
     lock = filelock.FileLock(str(home.process_lock), is_singleton=False)
     try:

@@ -24,7 +24,13 @@ from ..safety import parse_spec
 from . import homelock
 from .compat import write_reference_indexes
 from .fetch import PackageFetcher
-from .resolve import PackagePlan, check_min_trust, plan_from_lock, resolve
+from .resolve import (
+    PackagePlan,
+    check_home_overlap,
+    check_min_trust,
+    plan_from_lock,
+    resolve,
+)
 from .session import Session, lock_registry_name
 from .state import describe, package_drift
 from .transaction import Transaction, recover
@@ -86,6 +92,8 @@ class Report:
 @contextmanager
 def locked_home(session: Session, command: str) -> Iterator[Report]:
     report = Report()
+    if command in ("install", "update", "ci"):  # they read registries (docs/CLI.md)
+        check_home_overlap(session)
     with homelock.hold(session.home, command, on_wait=session.reporter.note):
         report.recovered = recover(session.home)
         for line in report.recovered:

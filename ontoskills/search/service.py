@@ -22,7 +22,7 @@ from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
 from ..catalog.vectorcache import VectorCache
 from ..catalog.verify import check_verify_mode, verify_tree
-from ..config import Config
+from ..config import DEFAULT_CONTEXT_BUDGET, Config
 from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
@@ -43,11 +43,14 @@ from .tokenize import tokenize
 
 if TYPE_CHECKING:
     from ..catalog.context import SkillContext
+    from ..catalog.disclosure import ContextAnswer, Disclosure
+    from ..catalog.parts import Part
 
 MAX_TOP_K = 50
 MODES = ("auto", "bm25", "semantic", "hybrid")
 MAX_QUERY_CHARS = 2000  # longer queries are cut: the encoder sees 128 tokens anyway
 _CONTEXT_CACHE = 256  # parsed contexts (~50-300 KB each); an agent revisits a working set
+_DISCLOSURE_CACHE = 32  # split contexts (parts ~2x the context's text): the skills in use
 
 __all__ = [
     "MAX_TOP_K",
@@ -82,6 +85,7 @@ class _State:
     by_key: dict[str, int]
     semantic_ok: bool | None = None  # vectors + an encoder of their dimension (checked lazily)
     contexts: OrderedDict[str, SkillContext] = field(default_factory=OrderedDict)
+    disclosures: OrderedDict[tuple[str, int], Disclosure] = field(default_factory=OrderedDict)
 
 
 def check_min_trust(min_trust: str | None) -> int:
@@ -240,7 +244,9 @@ class SkillService:
         return sorted(r.key for r in self.state.data.records if not r.enabled)
 
     def schema(self) -> dict[str, Any]:
-        return dict(self.state.data.schema)
+        from ..catalog.schema import with_flow
+
+        return with_flow(self.state.data.schema)
 
     def semantic_available(self) -> bool:
         state = self.state
@@ -341,3 +347,50 @@ class SkillService:
             while len(state.contexts) > _CONTEXT_CACHE:
                 state.contexts.popitem(last=False)
         return ctx
+
+    # ------------------------------------------------------------------ sized context
+    def resolve_context(self, q: str) -> tuple[str, str | None] | None:
+        """(key, part spec or None) when `q` names a skill ('pdf') or one of its parts
+        ('acme/docs/pdf#knowledge/2'); None for anything else (a search)."""
+        from ..catalog.disclosure import split_ref
+
+        # The '#' split first: "pdf#code" is pdf's code, even if a skill "pdf-code" exists.
+        ref = split_ref(q)
+        if ref is not None and (key := self.resolve(ref[0])) is not None:
+            return key, ref[1]
+        key = self.resolve(q)  # a plain name, or an IRI (whose '#' is its own)
+        return (key, None) if key is not None else None
+
+    def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
+        """The skill's parts and budgeted answers (cached per skill and budget)."""
+        rec = self.record(key)
+        state = self.state
+        with self._lock:
+            found = state.disclosures.get((rec.key, budget))
+            if found is not None:
+                state.disclosures.move_to_end((rec.key, budget))
+                return found
+        from ..catalog.disclosure import Disclosure
+
+        made = Disclosure(self.context(rec.key), budget)
+        with self._lock:
+            state.disclosures[(rec.key, budget)] = made
+            while len(state.disclosures) > _DISCLOSURE_CACHE:
+                state.disclosures.popitem(last=False)
+        return made
+
+    def skill_answer(
+        self, key: str, part: str | None = None, *, budget: int = DEFAULT_CONTEXT_BUDGET
+    ) -> ContextAnswer:
+        """What `ontoskill` returns for a skill: its overview, or the part (page) `part`
+        names, within `budget` characters. NotFoundError for an unknown part or page."""
+        made = self.disclosure(key, budget)
+        return made.overview() if part is None else made.part(part)
+
+    def part(self, key: str, spec: str) -> Part:
+        """One whole part (no pages), for `show KEY#part`."""
+        made = self.disclosure(key)
+        found = made.parts.find(spec)
+        if found is None:
+            raise made.unknown_part(spec)
+        return found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
@@ -39,7 +40,14 @@ from ..fsutil import CHUNK
 from ..manifest import parse_index
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
-from ._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from ._retry import (
+    RETRY_STATUSES,
+    RetryPolicy,
+    display_url,
+    parse_retry_after,
+    status_text,
+    transport_text,
+)
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 T = TypeVar("T")
@@ -146,6 +154,32 @@ class HttpSource:
         )
 
     # requests -----------------------------------------------------------------------
+    def _remaining(self) -> float:
+        deadline = self.options.deadline
+        return math.inf if deadline is None else deadline.remaining()
+
+    def _timeout(self) -> httpx.Timeout:
+        """The configured timeouts, cut to what is left of the command's deadline."""
+        t = max(0.001, min(self.options.timeout, self._remaining()))
+        return httpx.Timeout(t, connect=min(t, 15))
+
+    def _deadline_error(self, relpath: str, last: str) -> NetworkError:
+        seconds = self.options.deadline.seconds if self.options.deadline else 0
+        return NetworkError(
+            f"{self.host}: network deadline of {seconds:g} s reached while fetching {relpath} "
+            f"(last: {last})",
+            hint="the registry is slow or stalled; retry later, or raise "
+            "ONTOSKILLS_NETWORK_DEADLINE or `[network] deadline` (seconds)",
+        )
+
+    def _report_retry(self, url: str, delay: float, reason: str, attempt: int, total: int) -> None:
+        reporter = self.options.reporter
+        if reporter is not None:
+            reporter.warn(
+                f"retrying {display_url(url)} in {delay:.1f} s "
+                f"({reason.removeprefix('HTTP ')}), attempt {attempt}/{total}"
+            )
+
     @contextlib.contextmanager
     def _open(
         self, url: str, headers: dict[str, str]
@@ -156,7 +190,8 @@ class HttpSource:
             hop = dict(headers)
             if token is not None:
                 hop["Authorization"] = f"Bearer {token.value}"
-            resp = self.client.send(self.client.build_request("GET", url, headers=hop), stream=True)
+            request = self.client.build_request("GET", url, headers=hop, timeout=self._timeout())
+            resp = self.client.send(request, stream=True)
             if resp.status_code in _REDIRECTS and "Location" in resp.headers:
                 target = urljoin(url, resp.headers["Location"])
                 resp.close()
@@ -184,6 +219,8 @@ class HttpSource:
         for attempt in range(retries + 1):
             if self._closed.is_set():
                 raise KeyboardInterrupt  # the session is shutting down (Ctrl-C)
+            if self._remaining() <= 0:
+                raise self._deadline_error(relpath, last)
             retry_after = None
             try:
                 with self._open(url, headers) as (resp, token):
@@ -203,7 +240,8 @@ class HttpSource:
                         )
                     if status in RETRY_STATUSES or status >= 500:
                         raise _Retryable(
-                            f"HTTP {status}", parse_retry_after(resp.headers.get("Retry-After"))
+                            status_text(status),
+                            parse_retry_after(resp.headers.get("Retry-After")),
                         )
                     raise NetworkError(
                         f"{self.host}: unexpected HTTP {status} for {_display(url)}",
@@ -216,9 +254,15 @@ class HttpSource:
                 last = "stale cache"
                 continue
             except httpx.TransportError as exc:
-                last = type(exc).__name__
+                last = transport_text(exc)
             if attempt < retries:
-                self._sleep(self.policy.delay(attempt, retry_after))
+                delay = self.policy.delay(attempt, retry_after)
+                if delay >= self._remaining():  # the wait alone would outlive the deadline
+                    raise self._deadline_error(relpath, last)
+                self._report_retry(url, delay, last, attempt + 2, retries + 1)
+                self._sleep(delay)
+        if self._remaining() <= 0:
+            raise self._deadline_error(relpath, last)
         attempts = retries + 1
         raise NetworkError(
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
@@ -235,9 +279,11 @@ class HttpSource:
             return {}
         meta = cached[0]
         headers = {}
-        if meta.etag:
+        # Validators are the server's header values sent back: only visible ASCII, else a
+        # stored `ETag: "é"` made every later run an internal error (UnicodeEncodeError).
+        if meta.etag and _header_value(meta.etag):
             headers["If-None-Match"] = meta.etag
-        if meta.last_modified:
+        if meta.last_modified and _header_value(meta.last_modified):
             headers["If-Modified-Since"] = meta.last_modified
         return headers
 
@@ -255,7 +301,7 @@ class HttpSource:
             raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
         else:
             length = resp.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > max_bytes:
+            if length.isascii() and length.isdigit() and int(length) > max_bytes:
                 raise LimitExceededError(
                     f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
                 )
@@ -278,6 +324,8 @@ class HttpSource:
         for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
             if self._closed.is_set():
                 raise KeyboardInterrupt
+            if self._remaining() <= 0:  # _get turns this into the deadline error
+                raise _Retryable("network deadline reached mid-transfer")
             received += len(raw)
             elapsed = time.monotonic() - start
             # A server dripping a byte just inside the read timeout would hold us forever.
@@ -370,6 +418,10 @@ class HttpSource:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _header_value(value: object) -> bool:
+    return isinstance(value, str) and len(value) < 1024 and all(" " <= c <= "~" for c in value)
 
 
 def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:

@@ -33,6 +33,7 @@ class SkillSpec:
     default_enabled: bool = True
     vectors: bool = True  # write an intents.json next to the main module
     content_hash: str | None = None  # oc:contentHash (copies of one source share it)
+    body: str = ""  # more Turtle for the main module (sections, knowledge...: richskill.py)
 
     @property
     def module(self) -> str:
@@ -83,7 +84,7 @@ def skill_turtle(package_id: str, s: SkillSpec) -> str:
     for intent in s.intents:
         lines.append(f"    oc:resolvesIntent {_lit(intent)} ;")
     lines.append(f"    oc:hasDescription {_lit(s.description or s.id)} .")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + s.body
 
 
 def unit_vector(text: str, dimension: int) -> list[float]:
