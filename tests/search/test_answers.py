@@ -126,7 +126,15 @@ def test_copies_collapse_most_trusted_first_and_stay_resolvable(
 ) -> None:
     reg = build_registry(tmp_path / "reg", _copies())
     ids = ["zz/official-kit", "bb/second", "aa/community", "cc/verified", "dd/optin"]
-    cli("--registry", str(reg), "install", *ids, check=True)
+    # configured, not ad-hoc (an ad-hoc --registry is capped at community): tiers matter here
+    cli("registry", "add", "copies", str(reg), check=True)
+    cli("--registry", "copies", "install", *ids, check=True)
+    assert [s.trust_tier for s in service(env).skills() if s.key.endswith("/pdf")] == [
+        "community",
+        "official",
+        "verified",
+        "official",
+    ]
     svc = service(env)
     for mode in ("bm25",):
         results = svc.search("make a pdf report", mode=mode, top_k=5).results
