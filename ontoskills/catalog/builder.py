@@ -106,6 +106,7 @@ class Builder:
                 if m.path == self.records[m.owner].main_module:
                     texts += self.records[m.owner].intents
                 todo.extend((m.owner, t) for t in dict.fromkeys(texts))
+        todo += self.description_texts()
         todo = [(o, t) for o, t in todo if (o, t) not in self.vectors.seen]
         if not todo:
             return
@@ -119,6 +120,16 @@ class Builder:
         self.vectors.dim = encoded.shape[1]
         for (owner, text), vec in zip(todo, encoded, strict=True):
             self.vectors.derived += self.vectors.add(owner, text, vec)
+
+    def description_texts(self) -> list[tuple[int, str]]:
+        """Every skill also gets a vector for its description (its name in words when it has
+        none): authors write descriptions as "use when ..." triggers, the closest thing to
+        a query a skill has, and skills whose intents are missing or thin need one."""
+        out: list[tuple[int, str]] = []
+        for i, r in enumerate(self.records):
+            if text := r.summary_text:
+                out.append((i, text))
+        return out
 
     def new_record(self, rec: SkillRecord) -> int | None:
         if rec.key in self.keys:
@@ -137,7 +148,12 @@ class Builder:
             owner = np.asarray(self.vectors.owner, dtype=np.int32)
         else:
             vectors, owner = empty_vectors()
+        bodies: list[dict[str, list[str]]] = [{} for _ in self.records]
+        for m in self.modules:
+            for kind, texts in m.header.body.items():
+                bodies[m.owner].setdefault(kind, []).extend(texts)
         return CatalogData(
+            bodies=bodies,
             records=self.records,
             vectors=vectors,
             vector_owner=owner,
@@ -153,10 +169,23 @@ def merge(a: list[str], b: list[str]) -> list[str]:
     return list(dict.fromkeys(x for x in [*a, *b] if x))
 
 
-def description_of(manifest_desc: str, turtle_desc: str) -> str:
+_YAML_MARKERS = (">", "|", ">-", "|-")
+
+
+def description_of(manifest_desc: str, turtle_desc: str, differentia: str = "") -> str:
+    """The manifest's description, unless it is cut ("...", or the Turtle's is longer and
+    starts with it: manifests cut at an escaped quote end in a lone backslash) or a bare
+    YAML block marker (">"): then the Turtle's. When both are empty, the compiler's
+    one-line `oc:differentia` ("that creates CVs from YAML" -> "Creates CVs from YAML")."""
     d = manifest_desc.strip()
-    if not d or d == ">" or (d.endswith("...") and len(turtle_desc) > len(d) - 3):
-        return turtle_desc or ("" if d == ">" else d)
+    t = "" if turtle_desc.strip() in _YAML_MARKERS else turtle_desc.strip()
+    stem = d.rstrip(".\\… ").strip()  # cut descriptions end in "...", "…" or a lone "\"
+    cut = d.endswith(("...", "…")) and len(t) > len(d) - 3
+    if not d or d in _YAML_MARKERS or cut or (len(t) > len(d) and t.startswith(stem)):
+        d = t or ("" if d in _YAML_MARKERS else d)
+    if not d and differentia.strip():
+        text = differentia.strip().removeprefix("that ").removeprefix("which ")
+        d = text[:1].upper() + text[1:]
     return d
 
 

@@ -51,11 +51,15 @@ def _add_package(
     iri_of: dict[str, int] = {}
     entries: list[tuple[SkillEntry, int]] = []
     for s in manifest.skills:
-        if not pkg.skills.get(s.id, s.default_enabled):
-            continue  # disabled skills are not served
+        # Disabled skills are indexed too (flagged, never served): search can then say
+        # "installed but disabled" instead of acting as if they did not exist.
+        enabled = pkg.skills.get(s.id, s.default_enabled)
         head = headers.get(s.path)
         if head is None:
-            b.problems.append(f"{pid}/{s.id}: main module {s.path} unavailable; skill not served")
+            if enabled:
+                b.problems.append(
+                    f"{pid}/{s.id}: main module {s.path} unavailable; skill not served"
+                )
             continue
         idx = b.new_record(
             SkillRecord(
@@ -67,13 +71,16 @@ def _add_package(
                 trust_tier=pkg.trust_tier,
                 root=str(root),
                 main_module=s.path,
-                description=description_of(s.description, head.description),
+                description=description_of(s.description, head.description, head.differentia),
                 category=s.category or head.category,
                 nature=head.nature,
                 name=head.name or s.id,
                 aliases=merge(list(s.aliases), head.aliases),
                 intents=merge(list(s.intents), head.intents),
                 depends_on=list(s.depends_on),
+                enabled=enabled,
+                content_hash=head.content_hash,
+                differentia=head.differentia,
             )
         )
         if idx is not None:

@@ -18,7 +18,7 @@ import numpy as np
 from ..fsutil import atomic_write_bytes
 from .model import CatalogData, SkillRecord
 
-FORMAT = 3  # bump when the record layout or the tokenizer changes
+FORMAT = 4  # bump when the record layout or the tokenizer changes
 _DIR = "search-index"
 
 

@@ -78,6 +78,13 @@ def render_report(out: Output, report: Report, verb: str) -> None:
                 f"{c.action} {c.package_id} {c.version}{prev} [{c.trust_tier}] "
                 f"{c.files} files, {len(c.skills)} skills"
             )
+            if c.disabled:
+                n = len(c.disabled)
+                out.info(
+                    f"  {n} of {len(c.skills)} skills installed but disabled (opt-in, not "
+                    f"served by search or the MCP server): {', '.join(c.disabled)}"
+                )
+                out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
 
 
 def register(app: typer.Typer) -> None:

@@ -57,10 +57,17 @@ class Change:
     trust_tier: str | None = None
     files: int = 0
     skills: list[str] = field(default_factory=list)
+    # Installed but not served (the package ships them opt-in, or the user disabled them),
+    # and the command that serves them: search and the MCP tool do not see them until then.
+    disabled: list[str] = field(default_factory=list)
+    enable: str | None = None
 
     @classmethod
     def of(cls, action: str, pkg: LockedPackage, previous: LockedPackage | None = None) -> Change:
         """A change that leaves `pkg` in the lock (what the CLI reports per package)."""
+        off = sorted(k for k, on in pkg.skills.items() if not on)
+        whole = bool(off) and len(off) == len(pkg.skills)
+        targets = [pkg.id] if whole else [f"{pkg.id}/{k}" for k in off]
         return cls(
             pkg.id,
             action,
@@ -69,6 +76,8 @@ class Change:
             pkg.trust_tier,
             len(pkg.files),
             sorted(pkg.skills),
+            off,
+            "ontoskills enable " + " ".join(targets) if off else None,
         )
 
 
@@ -289,13 +298,22 @@ def _resolve_specs(
             min_trust=opts.min_trust,
             existing=existing,
         )
+        for name in skills or ():  # named now (author/pkg/skill): the user wants it served
+            if name in plan.skills:
+                plan.skills[name] = True
         new = planner.stage(plan)
         if same_content(existing, new) and package_drift(session.home, existing).clean:  # type: ignore[arg-type]
             assert existing is not None
             new.commit, new.registry = existing.commit, existing.registry
             if new.requested != existing.requested or new.skills != existing.skills:
                 lock.packages[pid] = new
-            report.changes.append(Change.of("unchanged", new))
+            turned_on = sorted(
+                k for k, on in new.skills.items() if on and not existing.skills.get(k)
+            )
+            if turned_on:  # `install author/pkg/skill` of an installed, disabled skill
+                report.changes.append(Change(pid, "enabled", new.version, skills=turned_on))
+            else:
+                report.changes.append(Change.of("unchanged", new))
             continue
         if opts.locked:
             why = "is not in it" if existing is None else "changed in its registry"

@@ -27,7 +27,15 @@ from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..manifest import LOCAL_TIER, TIERS, tier_rank
 from ..paths import Home
+from .answer import (
+    DisabledMatch,
+    SearchResponse,
+    SearchResult,
+    build_response,
+    enable_command,
+)
 from .bm25 import BM25Index
+from .confidence import judge
 from .encoder import derived_vectors_identity, encoder_identity, load_encoder
 from .lookup import NameIndex
 from .ranking import Ranker
@@ -47,58 +55,13 @@ _DISCLOSURE_CACHE = 32  # split contexts (parts ~2x the context's text): the ski
 __all__ = [
     "MAX_TOP_K",
     "MODES",
+    "DisabledMatch",
     "SearchResponse",
     "SearchResult",
     "SkillContext",
     "SkillService",
     "SkillSummary",
 ]
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    skill: str
-    score: float
-    trust_tier: str
-    description: str
-    matched_intents: list[str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "skill": self.skill,
-            "score": round(self.score, 4),
-            "trust_tier": self.trust_tier,
-            "description": self.description,
-            "matched_intents": list(self.matched_intents),
-        }
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    query: str
-    mode: str
-    results: list[SearchResult]
-    lookup: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": 1,
-            "query": self.query,
-            "mode": self.mode,
-            "results": [r.to_json() for r in self.results],
-        }
-
-    def render(self) -> str:
-        if not self.results:
-            return f"no skills match {self.query!r} (mode {self.mode})\n"
-        lines = [f"{len(self.results)} skills for {self.query!r} (mode {self.mode}):"]
-        for n, r in enumerate(self.results, 1):
-            lines.append(f"{n}. {r.skill} [{r.trust_tier}] {r.score:.3f}")
-            if r.description:
-                lines.append(f"   {r.description[:200]}")
-            if r.matched_intents:
-                lines.append(f"   intents: {'; '.join(r.matched_intents)}")
-        return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)
@@ -151,7 +114,11 @@ def __getattr__(name: str) -> Any:
 
 
 class SkillService:
-    """Live view of the installed, enabled skills; the one entry point for search/show/serve."""
+    """Live view of the installed skills; the one entry point for search/show/serve.
+
+    Only enabled skills are served (results, lookup, context, skills()); disabled ones are
+    indexed so that a search or a lookup can name them with the command that enables them.
+    """
 
     def __init__(
         self,
@@ -222,7 +189,10 @@ class SkillService:
             "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
-        if data is None:
+        ranker = Ranker(data, BM25Index, self.config.trust_weights) if data is not None else None
+        if data is None or ranker is None or not ranker.bm25_reused:
+            # No snapshot, or postings that do not fit it: rebuild from the tree (the body
+            # text the postings are made of is not in the snapshot).
             from ..catalog.loader import build_catalog  # pyoxigraph: only when building
 
             encoder = self.encoder()
@@ -235,8 +205,6 @@ class SkillService:
             ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
             if data.records or data.problems:  # an empty home stays untouched
                 save_snapshot(self.home.derived_dir, key, data)
-        else:
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)
         return _State(
             signature=signature,
             data=data,
@@ -257,17 +225,23 @@ class SkillService:
         return list(self.state.data.problems)
 
     def resolve(self, q: str) -> str | None:
+        """The key of the enabled skill `q` names, or None."""
         state = self.state
         idx = state.names.resolve(q)
         return state.data.records[idx].key if idx is not None else None
 
     def skills(self, *, min_trust: str | None = None) -> list[SkillSummary]:
+        """The served (enabled) skills."""
         floor = check_min_trust(min_trust)
         return [
             SkillSummary(r.key, r.name, r.description, r.trust_tier, r.package)
             for r in sorted(self.state.data.records, key=lambda r: r.key)
-            if tier_rank(r.trust_tier) >= floor
+            if r.enabled and tier_rank(r.trust_tier) >= floor
         ]
+
+    def disabled_skills(self) -> list[str]:
+        """Keys of installed skills that are switched off."""
+        return sorted(r.key for r in self.state.data.records if not r.enabled)
 
     def schema(self) -> dict[str, Any]:
         from ..catalog.schema import with_flow
@@ -313,27 +287,29 @@ class SkillService:
         used = self.resolve_mode(mode)
         state = self.state
         text = q[:MAX_QUERY_CHARS]
+        records = state.data.records
         lookup_idx = state.names.resolve(text)
-        if lookup_idx is not None and tier_rank(state.data.records[lookup_idx].trust_tier) < floor:
+        if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
             lookup_idx = None
+        off_idx = state.names.resolve(text, enabled=False) if lookup_idx is None else None
+        if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
+            off_idx = None
         qvec: np.ndarray | None = None
         if used in ("semantic", "hybrid"):
             encoder = self.encoder()
             assert encoder is not None
             qvec = encoder.encode_one(text)
-        ranked = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
-        results = [
-            SearchResult(
-                skill=state.data.records[i].key,
-                score=float(score),
-                trust_tier=state.data.records[i].trust_tier,
-                description=state.data.records[i].description,
-                matched_intents=intents,
-            )
-            for i, score, intents in ranked
-        ]
-        lookup = state.data.records[lookup_idx].key if lookup_idx is not None else None
-        return SearchResponse(query=q, mode=used, results=results, lookup=lookup)
+        ranking = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
+        return build_response(
+            q,
+            used,
+            ranking,
+            records,
+            lookup=lookup_idx,
+            disabled_lookup=off_idx,
+            confidence=judge(ranking, used, lookup_idx is not None, state.ranker.n_enabled),
+            installed=state.ranker.n_enabled,
+        )
 
     def record(self, key: str) -> SkillRecord:
         state = self.state
@@ -341,11 +317,19 @@ class SkillService:
         if idx is None:
             idx = state.names.resolve(key)
         if idx is None:
+            idx = state.names.resolve(key, enabled=False)
+        if idx is None:
             raise NotFoundError(
-                f"no installed, enabled skill named {key!r}",
+                f"no installed skill named {key!r}",
                 hint="`ontoskills search` finds skills; `ontoskills list` shows packages",
             )
-        return state.data.records[idx]
+        rec = state.data.records[idx]
+        if not rec.enabled:
+            raise NotFoundError(
+                f"{rec.key} is installed but disabled, so it is not served",
+                hint=f"`{enable_command([rec.key])}` turns it on",
+            )
+        return rec
 
     def context(self, key: str) -> SkillContext:
         rec = self.record(key)

@@ -35,7 +35,7 @@ from .. import __version__
 from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
-from . import skills_ext
+from . import answers, skills_ext
 
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
@@ -232,10 +232,7 @@ def run_tool(service: Service, q: str, top_k: int, options: ServeOptions) -> typ
     if found is not None:
         return found
     response = service.search(q, top_k=top_k, mode=options.mode, min_trust=options.min_trust)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=response.render())],
-        structured_content={"kind": "search", **response.to_json()},
-    )
+    return answers.search_result(response)
 
 
 def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:

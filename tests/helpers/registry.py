@@ -32,6 +32,7 @@ class SkillSpec:
     extra_modules: dict[str, str] = field(default_factory=dict)  # relpath -> sub-module ttl body
     default_enabled: bool = True
     vectors: bool = True  # write an intents.json next to the main module
+    content_hash: str | None = None  # oc:contentHash (copies of one source share it)
     body: str = ""  # more Turtle for the main module (sections, knowledge...: richskill.py)
 
     @property
@@ -74,6 +75,8 @@ def skill_turtle(package_id: str, s: SkillSpec) -> str:
         f"    oc:hasName {_lit(s.id)} ;",
         f"    oc:hasCategory {_lit(s.category)} ;",
     ]
+    if s.content_hash:
+        lines.append(f"    oc:contentHash {_lit(s.content_hash)} ;")
     for alias in s.aliases:
         lines.append(f"    oc:hasAlias {_lit(alias)} ;")
     for dep in s.depends:
