@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import limits
-from ..config import RegistryConfig
 from ..errors import (
     IntegrityError,
     LimitExceededError,
@@ -28,6 +27,7 @@ from ..lockfile import LockedPackage, LockedRegistry
 from ..lockfile import load as load_lock
 from ..manifest import Manifest, SkillEntry, parse_manifest, tier_rank
 from ..paths import expand_user
+from ..registries import RegistryConfig
 from ..sources import RemoteFile
 from ..sources.sparse import client_tier
 from .session import Session
