@@ -15,6 +15,7 @@ import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -250,6 +251,33 @@ class Manifest:
 
     def skill(self, skill_id: str) -> SkillEntry | None:
         return next((s for s in self.skills if s.id == skill_id), None)
+
+    def owner_of(self, path: str) -> SkillEntry | None:
+        """The skill a package file belongs to, for every reader (install's skill selection,
+        the catalog's sub-modules, assets and intents, intent vectors, the reference index):
+        the skill whose main module it is; else the skill whose folder is the deepest one
+        holding it (the first listed when several share a folder); None for a package-level
+        file. A module's `oc:extends` does not move it: enable/disable and installing one
+        skill act on folders, so the catalog must group files the same way."""
+        mains, folders = self._owners
+        if path in mains:
+            return mains[path]
+        folder = path
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            if folder in folders:
+                return folders[folder]
+        return folders.get("")
+
+    @cached_property
+    def _owners(self) -> tuple[dict[str, SkillEntry], dict[str, SkillEntry]]:
+        # per-path lookups stay O(depth) for the 10,000 files x 5,000 skills a manifest may hold
+        mains: dict[str, SkillEntry] = {}
+        folders: dict[str, SkillEntry] = {}
+        for s in self.skills:
+            mains.setdefault(s.path, s)
+            folders.setdefault(s.dir, s)
+        return mains, folders
 
     def listed_paths(self) -> list[str]:
         """Every path the manifest mentions, for sources that cannot list folders."""
