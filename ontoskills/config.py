@@ -106,7 +106,7 @@ class EmbeddingsSettings(_Table):
     model: str | None = None  # hub repository id (default: embeddings' pinned MiniLM)
     revision: str | None = None  # hub commit (default: the pinned one)
     path: str | None = None  # a local folder with model.onnx + tokenizer.json (`model_path`)
-    threads: int | None = None  # ONNX Runtime threads (ONTOSKILLS_ENCODER_THREADS wins)
+    threads: int | None = None  # ONNX Runtime threads (else ONTOSKILLS_ENCODER_THREADS)
 
     def to_toml(self) -> dict[str, Any]:
         out = super().to_toml()
