@@ -11,13 +11,14 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO))
 
-from ontoskills.config import Config, RegistryConfig  # noqa: E402
+from ontoskills.config import Config  # noqa: E402
 from ontoskills.install.lifecycle import set_enabled  # noqa: E402
 from ontoskills.install.operations import InstallOptions, install  # noqa: E402
 from ontoskills.install.session import Session  # noqa: E402
 from ontoskills.manifest import parse_index  # noqa: E402
 from ontoskills.paths import Cache, Home  # noqa: E402
-from ontoskills.sources import SourceOptions, detect_kind  # noqa: E402
+from ontoskills.registries import RegistryConfig, detect_kind  # noqa: E402
+from ontoskills.sources import SourceOptions  # noqa: E402
 
 
 def shared_dir() -> Path:

@@ -36,7 +36,7 @@ from typing import Any
 
 from _store import install_store, shared_dir
 
-from ontoskills.config import Config
+from ontoskills.config import Config, SearchMode
 from ontoskills.paths import Home
 from ontoskills.search import confidence
 from ontoskills.search.service import SkillService
@@ -44,7 +44,7 @@ from ontoskills.search.tokenize import tokenize
 from ontoskills.server.answers import answer_size
 from ontoskills.server.app import ServeOptions, run_tool
 
-MODES = ("bm25", "semantic", "hybrid")
+MODES = tuple(m.value for m in SearchMode if m is not SearchMode.AUTO)  # each measured
 SETS = {
     "dev": ("queries-dev.jsonl", "ontostore"),
     "full": ("queries-full-dev.jsonl", "ontostore-full"),

@@ -156,7 +156,7 @@ def measure(label: str, home: Home, n_queries: int, rows: list, model: Path | No
             [],
             {},
         )
-        ranker = Ranker(fake, BM25Index, config.trust_weights)
+        ranker = Ranker(fake, BM25Index, config.search.trust_weights)
         enc = Encoder(model / "model.onnx", model / "tokenizer.json")
 
         def run(q: str, mode: str) -> None:

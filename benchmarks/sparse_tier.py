@@ -32,7 +32,8 @@ from ontoskills.sources.sparse import write_sparse_index  # noqa: E402
 RESOLVE = """
 import sys, time
 from pathlib import Path
-from ontoskills.config import Config, RegistryConfig
+from ontoskills.config import Config
+from ontoskills.registries import RegistryConfig
 from ontoskills.install.resolve import resolve
 from ontoskills.install.session import Session
 from ontoskills.paths import Cache, Home

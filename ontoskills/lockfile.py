@@ -20,7 +20,7 @@ import tomli_w
 from . import limits
 from .errors import LockFormatError, LockMissingError
 from .fsutil import atomic_write_bytes
-from .manifest import SHA256_RE, TIERS
+from .manifest import SHA256_RE, Tier
 from .safety import check_relpath, is_valid_name, split_package_id
 
 if sys.version_info >= (3, 11):
@@ -248,9 +248,9 @@ def parse(text: str, path: Path) -> Lockfile:
         where = f"packages.{pid}"
         if not isinstance(p, dict):
             raise _err(path, f"{where} must be a table")
-        tier = p.get("trust_tier")
-        if tier not in TIERS:
-            raise _err(path, f"{where}.trust_tier {tier!r} is not a known tier")
+        tier = Tier.get(p.get("trust_tier"))
+        if tier is None:
+            raise _err(path, f"{where}.trust_tier {p.get('trust_tier')!r} is not a known tier")
         requested = p.get("requested", [pid])
         if not isinstance(requested, list):
             raise _err(path, f"{where}.requested must be an array of specs")
@@ -261,7 +261,7 @@ def parse(text: str, path: Path) -> Lockfile:
             id=pid,
             version=str(p.get("version", "")),
             registry=str(p.get("registry", "")),
-            trust_tier=tier,
+            trust_tier=tier.value,
             requested=[str(s) for s in requested],
             files=_files(p.get("files", []), path, where),
             skills=dict(skills),

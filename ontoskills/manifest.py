@@ -11,13 +11,16 @@ A package's own `trust_tier` is kept only as `declared_tier`: the index decides.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from . import jsonio, limits
+from .choices import Choice
 from .errors import FormatError, LimitExceededError, UnsafePathError
 from .safety import (
     check_name,
@@ -27,9 +30,17 @@ from .safety import (
     split_package_id,
 )
 
-TIERS = ("community", "verified", "official")
-LOCAL_TIER = "local"
-_TIER_RANK = {"community": 0, "verified": 1, "official": 2, LOCAL_TIER: 2}
+
+class Tier(Choice):
+    """A registry's trust tiers, lowest first (index.json, the lock, `--min-trust`, `--trust`)."""
+
+    COMMUNITY = "community"
+    VERIFIED = "verified"
+    OFFICIAL = "official"
+
+
+LOCAL_TIER = "local"  # skills under ontologies/ outside author/: ranked as official
+_TIER_RANK = {Tier.COMMUNITY: 0, Tier.VERIFIED: 1, Tier.OFFICIAL: 2, LOCAL_TIER: 2}
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MANIFEST_PATH_RE = re.compile(r"^(?:.*/)?packages/([^/]+)/([^/]+)/package\.json$")
 DEP_PREFIX = "ontoskills-"
@@ -37,7 +48,7 @@ DEP_PREFIX = "ontoskills-"
 
 def normalize_tier(raw: object) -> str:
     """Index tier -> known tier; anything missing or unknown is community."""
-    return raw if isinstance(raw, str) and raw in TIERS else "community"
+    return str(Tier.get(raw) or Tier.COMMUNITY)
 
 
 def tier_rank(tier: str) -> int:
@@ -48,12 +59,6 @@ def cap_tier(tier: str, cap: str | None) -> str:
     if cap is None:
         return tier
     return tier if tier_rank(tier) <= tier_rank(cap) else cap
-
-
-def check_tier_name(tier: str) -> str:
-    if tier not in TIERS:
-        raise FormatError(f"unknown trust tier {tier!r}: expected one of {', '.join(TIERS)}")
-    return tier
 
 
 class _Obj:
@@ -78,19 +83,23 @@ class _Obj:
             )
         return value
 
-    def str(self, key: str, required: bool = True, default: str | None = None) -> Any:
+    # The methods below shadow the builtins inside this class body: their annotations name
+    # `builtins.*` so a type checker does not read `str` as the method.
+    def str(self, key: builtins.str, required: builtins.bool = True, default: Any = None) -> Any:
         return self._get(key, str, required, default)
 
-    def bool(self, key: str, default: bool) -> bool:
+    def bool(self, key: builtins.str, default: builtins.bool) -> builtins.bool:
         return bool(self._get(key, bool, False, default))
 
-    def int(self, key: str, required: bool = True) -> Any:
+    def int(self, key: builtins.str, required: builtins.bool = True) -> Any:
         return self._get(key, int, required, None)
 
-    def list(self, key: str, required: bool = False) -> list[Any]:
+    def list(self, key: builtins.str, required: builtins.bool = False) -> builtins.list[Any]:
         return list(self._get(key, list, required, []))
 
-    def str_list(self, key: str, required: bool = False) -> list[str]:
+    def str_list(
+        self, key: builtins.str, required: builtins.bool = False
+    ) -> builtins.list[builtins.str]:
         items = self.list(key, required)
         for i, item in enumerate(items):
             if not isinstance(item, str):
@@ -242,6 +251,33 @@ class Manifest:
 
     def skill(self, skill_id: str) -> SkillEntry | None:
         return next((s for s in self.skills if s.id == skill_id), None)
+
+    def owner_of(self, path: str) -> SkillEntry | None:
+        """The skill a package file belongs to, for every reader (install's skill selection,
+        the catalog's sub-modules, assets and intents, intent vectors, the reference index):
+        the skill whose main module it is; else the skill whose folder is the deepest one
+        holding it (the first listed when several share a folder); None for a package-level
+        file. A module's `oc:extends` does not move it: enable/disable and installing one
+        skill act on folders, so the catalog must group files the same way."""
+        mains, folders = self._owners
+        if path in mains:
+            return mains[path]
+        folder = path
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            if folder in folders:
+                return folders[folder]
+        return folders.get("")
+
+    @cached_property
+    def _owners(self) -> tuple[dict[str, SkillEntry], dict[str, SkillEntry]]:
+        # per-path lookups stay O(depth) for the 10,000 files x 5,000 skills a manifest may hold
+        mains: dict[str, SkillEntry] = {}
+        folders: dict[str, SkillEntry] = {}
+        for s in self.skills:
+            mains.setdefault(s.path, s)
+            folders.setdefault(s.dir, s)
+        return mains, folders
 
     def listed_paths(self) -> list[str]:
         """Every path the manifest mentions, for sources that cannot list folders."""

@@ -12,9 +12,9 @@ import numpy as np
 from ..errors import OntoskillsError
 from ..manifest import parse_intents
 from ..paths import Home
+from ..skillheader import SkillHeader, read_skill_header
 from .model import CatalogData, SkillRecord, empty_vectors
 from .schema import build_schema
-from .turtle import ModuleHeader, read_header
 
 INTENTS_FILE = "intents.json"
 Encode = Callable[[list[str]], np.ndarray]
@@ -43,7 +43,7 @@ class Vectors:
 @dataclass
 class ModuleRef:
     path: str  # relative to the record root
-    header: ModuleHeader
+    header: SkillHeader
     owner: int  # index into records
     has_vectors: bool = False
 
@@ -60,9 +60,10 @@ class Builder:
         self.keys: set[str] = set()
 
     # --------------------------------------------------------------------- helpers
-    def header(self, path: Path, label: str) -> ModuleHeader | None:
+    def header(self, path: Path, label: str) -> SkillHeader | None:
+        """The module's skill header (None: no skill node, or a problem recorded)."""
         try:
-            return read_header(path, usage=self.usage)
+            return read_skill_header(path.read_bytes(), label, lenient=True, usage=self.usage)
         except (OSError, OntoskillsError) as exc:
             self.problems.append(f"{label}: {exc}")
             return None
@@ -192,7 +193,3 @@ def description_of(manifest_desc: str, turtle_desc: str, differentia: str = "") 
 def folder_of(path: str) -> str:
     parent = PurePosixPath(path).parent.as_posix()
     return "" if parent == "." else parent
-
-
-def within(path: str, folder: str) -> bool:
-    return folder == "" or path.startswith(folder + "/")

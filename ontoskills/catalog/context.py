@@ -15,9 +15,9 @@ from typing import Any
 import pyoxigraph as ox
 
 from ..errors import FormatError
+from ..skillheader import skill_node
 from .extract import Budget, Extractor, Graph, knowledge_key
 from .model import SkillRecord
-from .turtle import OC, RDF_TYPE
 
 
 @dataclass
@@ -87,25 +87,18 @@ def load_context(record: SkillRecord) -> SkillContext:
         path = root.joinpath(*rel.split("/"))
         graph = ox.NamedNode(path.as_uri())
         try:
-            quads = ox.parse(
-                path=str(path),
-                format=ox.RdfFormat.TURTLE,
-                without_named_graphs=True,
-                rename_blank_nodes=True,
+            quads = list(
+                ox.parse(
+                    path=str(path),
+                    format=ox.RdfFormat.TURTLE,
+                    without_named_graphs=True,
+                    rename_blank_nodes=True,
+                )
             )
-            store.bulk_extend(ox.Quad(q.subject, q.predicate, q.object, graph) for q in quads)
         except (OSError, SyntaxError, ValueError) as exc:
             raise FormatError(f"{record.key}: cannot read {rel}: {exc}") from None
-        skill = next(
-            (
-                q.subject
-                for q in store.quads_for_pattern(
-                    None, ox.NamedNode(RDF_TYPE), ox.NamedNode(OC + "Skill"), graph
-                )
-                if isinstance(q.subject, ox.NamedNode)
-            ),
-            None,
-        )
+        store.bulk_extend(ox.Quad(q.subject, q.predicate, q.object, graph) for q in quads)
+        skill = skill_node(quads)  # the node the catalog indexed, by the same rule
         if skill is not None:
             subjects.append((rel, skill, graph))
     budget = Budget()

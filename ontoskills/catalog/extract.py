@@ -29,9 +29,15 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from .turtle import DCTERMS_ID, OC, RDF_TYPE, local_name
+from ..skillheader import (
+    DCTERMS_DESCRIPTION,
+    DCTERMS_ID,
+    OC,
+    RDF_TYPE,
+    dependency_id,
+    local_name,
+)
 
-DC_DESC = "http://purl.org/dc/terms/description"
 SEVERITY_ORDER = {"CRITICAL": 0, "HIGH": 1, "MEDIUM": 2, "LOW": 3}
 BLOCK_TEXT = {  # content block class -> property holding its text
     "Paragraph": "textContent",
@@ -76,14 +82,6 @@ class Graph:
         return sorted(
             local_name(o.value) for o in self.objs(node, RDF_TYPE) if isinstance(o, ox.NamedNode)
         )
-
-
-def dependency_id(iri: str) -> str:
-    """oc:skill_ontoskills_writing_plans -> writing-plans (how the compiler names targets)."""
-    name = local_name(iri)
-    for prefix in ("skill_ontoskills_", "skill_"):
-        name = name.removeprefix(prefix)
-    return name.replace("_", "-")
 
 
 def _kind(types: list[str], generic: str) -> str:
@@ -283,7 +281,7 @@ class Extractor:
                 {
                     "id": sid,
                     "order": g.num(node, "stepOrder"),
-                    "description": self._lit(node, DC_DESC),
+                    "description": self._lit(node, DCTERMS_DESCRIPTION),
                     "expected_outcome": self._lit(node, OC + "expectedOutcome"),
                     "depends_on": sorted(
                         {ids.get(d, local_name(str(d))) for d in g.objs(node, OC + "stepDependsOn")}
@@ -324,7 +322,7 @@ class Extractor:
                 {
                     "id": g.lit(wf, OC + "workflowId"),
                     "name": self._lit(wf, OC + "workflowName"),
-                    "description": self._lit(wf, DC_DESC),
+                    "description": self._lit(wf, DCTERMS_DESCRIPTION),
                     "steps": self.steps(wf),
                 }
             )

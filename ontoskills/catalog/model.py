@@ -84,10 +84,5 @@ class CatalogData:
         return self.vectors.shape[0] > 0
 
 
-def local_name(iri: str) -> str:
-    """The last segment of an IRI (after # or /)."""
-    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-
-
 def empty_vectors() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.int32)

@@ -6,13 +6,9 @@ import json
 from collections import Counter
 from typing import Any
 
-PREFIXES = {
-    "oc": "https://ontoskills.sh/ontology#",
-    "dcterms": "http://purl.org/dc/terms/",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "prov": "http://www.w3.org/ns/prov#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-}
+from ..skillheader import DCTERMS, OC, PROV, RDF, SKOS
+
+PREFIXES = {"oc": OC, "dcterms": DCTERMS, "skos": SKOS, "prov": PROV, "rdf": RDF}
 MAX_SCHEMA_BYTES = 4000
 # How a model reads a skill: one short paragraph, first in the resource.
 FLOW = (
@@ -25,7 +21,7 @@ FLOW = (
     "next call. The classes and properties below are what the skills' Turtle uses."
 )
 # Never advertised: it leaks absolute paths of the compiling machine (quirk 13).
-_HIDDEN = {"http://www.w3.org/ns/prov#wasDerivedFrom"}
+_HIDDEN = {PROV + "wasDerivedFrom"}
 
 
 def compact(iri: str) -> str | None:

@@ -18,7 +18,7 @@ import numpy as np
 from ..fsutil import atomic_write_bytes
 from .model import CatalogData, SkillRecord
 
-FORMAT = 4  # bump when the record layout or the tokenizer changes
+FORMAT = 5  # bump when the record layout, the tokenizer or how modules are read changes
 _DIR = "search-index"
 
 

@@ -18,8 +18,6 @@ from ..progress import NullReporter, Reporter
 from ..sources import SourceOptions
 from ..sources._retry import Deadline
 
-DEFAULT_DEADLINE = envvars.VARS[envvars.NETWORK_DEADLINE].default
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and warnings.")]
 
@@ -82,10 +80,10 @@ class AppContext:
         return SourceOptions(
             cache=self.cache,
             offline=self.offline or _env_flag("ONTOSKILLS_OFFLINE"),
-            allow_insecure_http=self.allow_insecure_http or bool(net.get("allow_insecure_http")),
-            timeout=float(net.get("timeout", 30)),
-            retries=int(net.get("retries", 4)),
-            parallel=int(net.get("parallel", 8)),
+            allow_insecure_http=self.allow_insecure_http or net.allow_insecure_http,
+            timeout=float(net.timeout),
+            retries=int(net.retries),
+            parallel=int(net.parallel),
             deadline=self.deadline,
             reporter=reporter,
         )
@@ -98,7 +96,7 @@ class AppContext:
             if os.environ.get(envvars.NETWORK_DEADLINE, "").strip():
                 seconds = envvars.get(envvars.NETWORK_DEADLINE)
             else:
-                seconds = float(self.config.network.get("deadline", DEFAULT_DEADLINE))
+                seconds = float(self.config.network.deadline)
             self._deadline = Deadline(seconds)
         return self._deadline
 

@@ -44,6 +44,8 @@ def _flags(argv: list[str]) -> AppContext:
 def _usage_error(exc: click_exc.UsageError) -> OntoskillsError:
     path = exc.ctx.command_path if exc.ctx is not None else PROG_NAME
     message = " ".join(exc.format_message().split())
+    # typer converts choices through pydantic, whose wording leaks into click's message
+    message = message.replace(": Value error, ", ": ")
     err = OntoskillsError(message, hint=f"see `{path} --help`")
     err.exit_code = EXIT_USAGE
     return err

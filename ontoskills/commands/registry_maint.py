@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..config import RegistryConfig
 from ..errors import IntegrityError, UsageError
-from ..sources import Source, detect_kind, open_source, slug_for_url
+from ..registries import RegistryConfig, detect_kind, slug_for_url
+from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from ..catalog.verify import VerifyMode
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -27,7 +28,7 @@ def register(app: typer.Typer) -> None:
                 "KEY#part/N for page N of it as the MCP tool sends it."
             ),
         ],
-        verify: VerifyOpt = "full",
+        verify: VerifyOpt = VerifyMode.FULL,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -38,16 +39,17 @@ def register(app: typer.Typer) -> None:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
             target = service.resolve_context(skill)
-            if target is None or not target[1]:
+            spec = target[1] if target is not None else None
+            if target is None or not spec:
                 context = service.context(skill)  # NotFoundError (exit 7) when unknown
                 if app_ctx.json:
                     out.json(context.to_json())
                 else:
                     out.stdout(context.render())
                 return
-            key, spec = target
+            key = target[0]
             if "/" in spec or "@" in spec or ":" in spec:  # a page: what the tool sends
-                answer = service.skill_answer(key, spec, budget=app_ctx.config.context_budget)
+                answer = service.skill_answer(key, spec, budget=app_ctx.config.serve.context_budget)
                 if app_ctx.json:
                     out.json({**answer.structured, "text": answer.text})
                 else:

@@ -40,16 +40,6 @@ def model_paths(home: Home) -> dict[str, Path]:
     return {name: home.embeddings_dir / name for name in MODEL_FILES}
 
 
-def configured_path(config: Config) -> str | None:
-    raw = config.embeddings.get("path") or config.embeddings.get("model_path")
-    return str(raw) if raw else None
-
-
-def _threads(config: Config) -> int | None:
-    value = config.embeddings.get("threads")
-    return int(value) if isinstance(value, int) and value > 0 else None
-
-
 def verify_model(home: Home, expected: LockedModel, *, fast: bool = False) -> list[str]:
     """Problems of the installed model files vs the lock (empty list: all match)."""
     problems = []
@@ -99,10 +89,10 @@ def acquire(
     Returns file name -> path (possibly inside the HF cache: read-only use) and the record.
     """
     reporter = reporter or NullReporter()
-    local = str(model_path) if model_path else configured_path(config)
+    local = str(model_path) if model_path else config.embeddings.path
     if local:
         src = _local_files(Path(local))
-        model_id = str(config.embeddings.get("model") or DEFAULT_MODEL)
+        model_id = config.embeddings.model or DEFAULT_MODEL
         revision, source = LOCAL_REVISION, "path"
     elif expected is not None and expected.source == "path":
         raise UsageError(
@@ -110,11 +100,13 @@ def acquire(
             hint="pass --model PATH or set [embeddings] path in config.toml",
         )
     else:
-        model_id = (expected.model if expected else None) or str(
-            config.embeddings.get("model") or hub.DEFAULT_REPO
+        model_id = (
+            (expected.model if expected else None) or config.embeddings.model or hub.DEFAULT_REPO
         )
-        revision = (expected.revision if expected else None) or str(
-            config.embeddings.get("revision") or hub.DEFAULT_REVISION
+        revision = (
+            (expected.revision if expected else None)
+            or config.embeddings.revision
+            or hub.DEFAULT_REVISION
         )
         wanted = dict(hub.HUB_FILES)
         source = "hub"
@@ -180,7 +172,7 @@ def ensure_model(
     `model_path` replaces the model, so callers pass expected=None with it.
     """
     reporter = reporter or NullReporter()
-    local = str(model_path) if model_path else configured_path(config)
+    local = str(model_path) if model_path else config.embeddings.path
     if (
         expected is not None
         and not verify_model(home, expected)
@@ -232,17 +224,17 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
     The home's verified copy first; else a configured `[embeddings] path` folder.
     """
     folders = [home.embeddings_dir]
-    if configured_path(config):
-        folders.append(Path(str(configured_path(config))).expanduser())
+    if config.embeddings.path:
+        folders.append(Path(config.embeddings.path).expanduser())
     for folder in folders:
         paths = {name: folder / name for name in MODEL_FILES}
         if all(p.is_file() for p in paths.values()):
-            model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
+            model_name = config.embeddings.model or DEFAULT_MODEL
             return Encoder(
                 paths["model.onnx"],
                 paths["tokenizer.json"],
                 model_name=model_name,
-                threads=_threads(config),
+                threads=config.embeddings.threads,
             )
     return None
 

@@ -32,6 +32,7 @@ from ..lockfile import LockedFile
 from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
+from ..skillheader import parse_turtle
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
 
@@ -62,6 +63,20 @@ def _store_blob(cache: Cache, sha: str, staged: Path) -> None:
     tmp = cache.tmp / f"{sha}.{os.getpid()}.part"
     shutil.copyfile(staged, tmp)
     os.replace(tmp, blob)
+
+
+def _texts(quads: list[pyoxigraph.Quad]) -> list[str]:
+    """Literal values and IRIs of every triple, down into RDF 1.2 triple terms (`<<( s p o
+    )>>`, which Turtle parses too); iterative, so a deeply nested term cannot overflow."""
+    out: list[str] = []
+    stack: list[object] = [t for q in quads for t in (q.subject, q.predicate, q.object)]
+    while stack:
+        term = stack.pop()
+        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode)):
+            out.append(term.value)
+        elif isinstance(term, pyoxigraph.Triple):
+            stack.extend((term.subject, term.predicate, term.object))
+    return out
 
 
 class PackageFetcher:
@@ -166,19 +181,9 @@ class PackageFetcher:
         data = path.read_bytes()
         # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
         # then do we pay for looking at every literal.
+        quads = parse_turtle(data, f"{package_id}: {relpath}")  # the one reader; exit 4
         escaped = b"\\u" in data or b"\\U" in data
-        literals: list[str] = []  # literal values and IRIs, with their escapes decoded
-        try:
-            for quad in pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.TURTLE):
-                if escaped:
-                    literals.extend(
-                        term.value
-                        for term in (quad.subject, quad.predicate, quad.object)
-                        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode))
-                    )
-        except (SyntaxError, ValueError, OSError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise FormatError(f"{package_id}: {relpath} is not valid Turtle ({first})") from None
+        literals = _texts(quads) if escaped else []  # escapes decoded
         text = data.decode("utf-8", "replace")
         self._report_hidden(package_id, relpath, text + "\n".join(literals))
 

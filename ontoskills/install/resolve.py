@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import limits
-from ..config import RegistryConfig
 from ..errors import (
     IntegrityError,
     LimitExceededError,
@@ -28,6 +27,7 @@ from ..lockfile import LockedPackage, LockedRegistry
 from ..lockfile import load as load_lock
 from ..manifest import Manifest, SkillEntry, parse_manifest, tier_rank
 from ..paths import expand_user
+from ..registries import RegistryConfig
 from ..sources import RemoteFile
 from ..sources.sparse import client_tier
 from .session import Session
@@ -148,14 +148,6 @@ def select_skills(
     return [chosen[k] for k in sorted(chosen)], sorted(set(unresolved))
 
 
-def owner_of(path: str, skill_dirs: list[tuple[str, str]]) -> str | None:
-    """The skill whose folder is the deepest prefix of path (None: package-level file)."""
-    for sdir, sid in skill_dirs:  # sorted deepest first
-        if sdir == "" or path.startswith(sdir + "/"):
-            return sid
-    return None
-
-
 def resolve(
     session: Session,
     package_id: str,
@@ -207,12 +199,11 @@ def resolve(
     files = _candidate_files(listing, manifest, reg.name)
     chosen, plan.unresolved_deps = select_skills(manifest, skills)
     if skills is not None:
-        dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))
         keep = {s.id for s in chosen}
         files = {
             p: f
             for p, f in files.items()
-            if (owner_of(p, dirs) in keep or owner_of(p, dirs) is None)
+            if (owner := manifest.owner_of(p)) is None or owner.id in keep
         }
     if not with_embeddings:
         files = {p: f for p, f in files.items() if not _is_embedding(p, manifest)}

@@ -7,13 +7,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ADHOC_TRUST, Config, RegistryConfig, same_location
+from ..config import ADHOC_TRUST, Config
 from ..errors import NotFoundError, UsageError
 from ..lockfile import LockedRegistry, Lockfile
 from ..manifest import IndexEntry
 from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
-from ..sources import IndexSnapshot, Source, SourceOptions, detect_kind, open_source, slug_for_url
+from ..registries import RegistryConfig, detect_kind, same_location, slug_for_url
+from ..sources import IndexSnapshot, Source, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from .. import jsonio, limits
 from ..errors import FormatError, NotFoundError, OntoskillsError
 from ..sources import Source
-from ..sources.sparse import CONFIG, MAX_ENTRY_BYTES, SPARSE_VERSION, sparse_files
+from ..sources.sparse import CONFIG, MAX_ENTRY_BYTES, read_sparse_config, sparse_files
 from .checks import Finding
 from .registry import INDEX
 from .worktree import leftovers, worktree_differences
@@ -35,30 +35,29 @@ def sparse_findings(source: Source, index_sha256: str) -> list[Finding]:
         return []  # no sparse index: clients read index.json only
     out: list[Finding] = []
     try:
-        config = jsonio.loads(config_data, source=CONFIG, max_bytes=MAX_ENTRY_BYTES)
+        config = read_sparse_config(config_data, CONFIG)
         index_data = source.read(INDEX, max_bytes=limits.MAX_INDEX_BYTES)
         want = sparse_files(index_data)
     except OntoskillsError as exc:
         return [Finding("error", "sparse-config", exc.message, None, type(exc))]
-    if not isinstance(config, dict) or config.get("sparse_version") != SPARSE_VERSION:
-        version = config.get("sparse_version") if isinstance(config, dict) else None
+    if not config.usable:
         return [
             Finding(
                 "warning",
                 "sparse-version",
-                f"{CONFIG} has sparse_version {version!r}: clients ignore the sparse index",
+                f"{CONFIG} has sparse_version {config.version!r}: clients ignore the sparse index",
             )
         ]
     if hashlib.sha256(index_data).hexdigest() != index_sha256:
         out.append(Finding("error", "sparse-config", f"{INDEX} changed while verifying"))
     expected_config = json.loads(want[CONFIG])
     for key in ("index_sha256", "packages"):
-        if config.get(key) != expected_config[key]:
+        if config.raw.get(key) != expected_config[key]:
             out.append(
                 Finding(
                     "error",
                     "sparse-config",
-                    f"{CONFIG}: {key} is {config.get(key)!r}, {INDEX} gives "
+                    f"{CONFIG}: {key} is {config.raw.get(key)!r}, {INDEX} gives "
                     f"{expected_config[key]!r} (the sparse index is stale or edited; "
                     "regenerate it, docs/SCALING.md)",
                     None,

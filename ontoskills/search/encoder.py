@@ -21,9 +21,8 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
 
 def _folders(home: Home, config: Config) -> list[Path]:
     folders = [home.embeddings_dir]
-    raw = config.embeddings.get("path") or config.embeddings.get("model_path")
-    if isinstance(raw, str) and raw:
-        folders.append(Path(raw).expanduser())
+    if config.embeddings.path:
+        folders.append(Path(config.embeddings.path).expanduser())
     return folders
 
 

@@ -7,8 +7,9 @@ Names are compared in a normal form (folded, camelCase/kebab/snake unified), so
 
 from __future__ import annotations
 
-from ..catalog.model import SkillRecord, local_name
+from ..catalog.model import SkillRecord
 from ..manifest import tier_rank
+from ..skillheader import local_name
 from .tokenize import words
 
 MAX_NAME_QUERY = 200

@@ -25,7 +25,7 @@ FIELD_WEIGHTS = {
     "nature": 1,
     "package": 1,
 }
-# Body kinds (catalog/turtle.py BODY_PROPS) indexed in the body field, and their repeats.
+# Body kinds (skillheader.py BODY_PROPS) indexed in the body field, and their repeats.
 BODY_KINDS = {"say": 1, "prose": 1}
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3

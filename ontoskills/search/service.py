@@ -22,11 +22,12 @@ from ..catalog.model import CatalogData, SkillRecord
 from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
 from ..catalog.vectorcache import VectorCache
 from ..catalog.verify import check_verify_mode, verify_tree
-from ..config import DEFAULT_CONTEXT_BUDGET, Config
+from ..config import DEFAULT_CONTEXT_BUDGET, Config, SearchMode
 from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, OntoskillsError, UsageError
-from ..manifest import LOCAL_TIER, TIERS, tier_rank
+from ..manifest import Tier, tier_rank
 from ..paths import Home
+from . import MAX_TOP_K
 from .answer import (
     DisabledMatch,
     SearchResponse,
@@ -46,15 +47,11 @@ if TYPE_CHECKING:
     from ..catalog.disclosure import ContextAnswer, Disclosure
     from ..catalog.parts import Part
 
-MAX_TOP_K = 50
-MODES = ("auto", "bm25", "semantic", "hybrid")
 MAX_QUERY_CHARS = 2000  # longer queries are cut: the encoder sees 128 tokens anyway
 _CONTEXT_CACHE = 256  # parsed contexts (~50-300 KB each); an agent revisits a working set
 _DISCLOSURE_CACHE = 32  # split contexts (parts ~2x the context's text): the skills in use
 
 __all__ = [
-    "MAX_TOP_K",
-    "MODES",
     "DisabledMatch",
     "SearchResponse",
     "SearchResult",
@@ -89,10 +86,12 @@ class _State:
 
 
 def check_min_trust(min_trust: str | None) -> int:
+    """The rank below which results are hidden (-1: none). The CLI's typer choice has already
+    refused a wrong word; this guards library callers with the same set."""
     if min_trust is None:
         return -1
-    if min_trust not in (*TIERS, LOCAL_TIER):
-        raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {', '.join(TIERS)}")
+    if Tier.get(min_trust) is None:
+        raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {Tier.listed()}")
     return tier_rank(min_trust)
 
 
@@ -189,7 +188,8 @@ class SkillService:
             "encoder" if self.encoder() is not None else "no-encoder",
         )
         data = load_snapshot(self.home.derived_dir, key)
-        ranker = Ranker(data, BM25Index, self.config.trust_weights) if data is not None else None
+        weights = self.config.search.trust_weights
+        ranker = Ranker(data, BM25Index, weights) if data is not None else None
         if data is None or ranker is None or not ranker.bm25_reused:
             # No snapshot, or postings that do not fit it: rebuild from the tree (the body
             # text the postings are made of is not in the snapshot).
@@ -202,7 +202,7 @@ class SkillService:
                     self.home.derived_dir, str(signature[2]), encoder.encode
                 ).encode
             data = build_catalog(self.home, lock, verification, encode=encode)
-            ranker = Ranker(data, BM25Index, self.config.trust_weights)  # fills bm25_*
+            ranker = Ranker(data, BM25Index, self.config.search.trust_weights)  # fills bm25_*
             if data.records or data.problems:  # an empty home stays untouched
                 save_snapshot(self.home.derived_dir, key, data)
         return _State(
@@ -262,19 +262,24 @@ class SkillService:
             state.semantic_ok = ok
         return state.semantic_ok
 
-    def resolve_mode(self, mode: str) -> str:
-        if mode not in MODES:
-            raise UsageError(f"unknown search mode {mode!r}", hint=f"use one of {', '.join(MODES)}")
-        if mode == "auto":
-            mode = self.config.search_mode if self.config.search_mode != "auto" else "auto"
-        if mode == "auto":
-            return "hybrid" if self.semantic_available() else "bm25"
-        if mode in ("semantic", "hybrid") and not self.semantic_available():
+    def resolve_mode(self, mode: str) -> SearchMode:
+        """The mode a search runs in: `auto` -> `[search] mode` -> hybrid when the model and
+        vectors are there, else bm25."""
+        asked = SearchMode.get(mode)
+        if asked is None:
             raise UsageError(
-                f"{mode} search needs intent vectors and the embedding model",
+                f"unknown search mode {mode!r}", hint=f"use one of {SearchMode.listed()}"
+            )
+        if asked == SearchMode.AUTO:
+            asked = self.config.search.mode
+        if asked == SearchMode.AUTO:
+            return SearchMode.HYBRID if self.semantic_available() else SearchMode.BM25
+        if asked in (SearchMode.SEMANTIC, SearchMode.HYBRID) and not self.semantic_available():
+            raise UsageError(
+                f"{asked} search needs intent vectors and the embedding model",
                 hint="run `ontoskills install --with-embeddings`, or use --mode bm25",
             )
-        return mode
+        return asked
 
     def search(
         self, q: str, *, top_k: int = 5, mode: str = "auto", min_trust: str | None = None
@@ -295,7 +300,7 @@ class SkillService:
         if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
             off_idx = None
         qvec: np.ndarray | None = None
-        if used in ("semantic", "hybrid"):
+        if used in (SearchMode.SEMANTIC, SearchMode.HYBRID):
             encoder = self.encoder()
             assert encoder is not None
             qvec = encoder.encode_one(text)

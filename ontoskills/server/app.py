@@ -35,6 +35,7 @@ from .. import __version__
 from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
+from ..search import MAX_TOP_K
 from . import answers, skills_ext
 
 log = logging.getLogger("ontoskills.server")
@@ -42,7 +43,6 @@ T = TypeVar("T")
 
 TOOL_NAME = "ontoskill"
 SCHEMA_URI = "ontology://schema"
-MAX_TOP_K = 50
 MAX_QUERY_CHARS = 16_384
 
 TOOL_DESCRIPTION = (

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..config import RegistryConfig
 from ..manifest import RegistryIndex
 from ..paths import Cache
 from ..progress import Reporter
+from ..registries import RegistryConfig
 from ._retry import Deadline
 
 

@@ -20,7 +20,6 @@ from filelock import FileLock
 from pygit2.enums import FileMode
 
 from .. import limits
-from ..config import RegistryConfig
 from ..errors import (
     LimitExceededError,
     NetworkError,
@@ -31,6 +30,7 @@ from ..errors import (
 )
 from ..fsutil import CHUNK, remove_tree
 from ..manifest import parse_index
+from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import check_transport
 from ._gitremote import (

@@ -28,7 +28,6 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 
 from .. import __version__, limits
-from ..config import RegistryConfig
 from ..errors import (
     AuthError,
     FormatError,
@@ -38,6 +37,7 @@ from ..errors import (
 )
 from ..fsutil import CHUNK
 from ..manifest import parse_index
+from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
 from ._retry import (

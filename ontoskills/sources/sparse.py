@@ -22,7 +22,9 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import jsonio, limits
 from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError, UnsafePathError
@@ -37,6 +39,28 @@ MAX_ENTRY_BYTES = 64 * 1024
 COMMUNITY = "community"
 
 
+@dataclass(frozen=True)
+class SparseConfig:
+    """`index/config.json` as read by clients and by `registry verify` (one reader)."""
+
+    raw: dict[str, Any]  # {} when the file is JSON but not an object
+
+    @property
+    def version(self) -> object:
+        return self.raw.get("sparse_version")
+
+    @property
+    def usable(self) -> bool:
+        """A layout we know; anything else means: read index.json instead."""
+        return self.version == SPARSE_VERSION
+
+
+def read_sparse_config(data: bytes, where: str) -> SparseConfig:
+    """Strict bounded JSON (FormatError when it is not JSON at all)."""
+    raw = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
+    return SparseConfig(raw if isinstance(raw, dict) else {})
+
+
 def entry_path(package_id: str) -> str:
     author, name = split_package_id(package_id)
     return f"index/{author}/{name}.json"
@@ -44,6 +68,12 @@ def entry_path(package_id: str) -> str:
 
 class SparseIndex(RegistryIndex):
     """A RegistryIndex whose entries are read one by one; iterating loads the full index."""
+
+    # private lookup state set with object.__setattr__ (not dataclass fields: not redecorated)
+    _source: Source
+    _where: str
+    _cache: dict[str, IndexEntry | None]
+    _full: RegistryIndex | None
 
     def __init__(self, source: Source, where: str) -> None:
         super().__init__(entries=(), warnings=())
@@ -121,9 +151,8 @@ def open_sparse(source: Source) -> IndexSnapshot | None:
         # missing key, a host that errors on unknown paths or a cold offline cache all fall
         # back to index.json, which then reports any real failure with its own message.
         return None
-    where = f"{source.config.name}: {CONFIG}"
-    config = jsonio.loads(data, source=where, max_bytes=MAX_ENTRY_BYTES)
-    if not isinstance(config, dict) or config.get("sparse_version") != SPARSE_VERSION:
+    config = read_sparse_config(data, f"{source.config.name}: {CONFIG}")
+    if not config.usable:
         return None  # a future layout we do not know: the full index still works
     commit = getattr(source, "commit", None)
     return IndexSnapshot(

@@ -212,13 +212,13 @@ def test_context_budget_from_config(tmp_path: Path) -> None:
     from ontoskills.errors import ConfigError
 
     path = tmp_path / "config.toml"
-    assert load_config(path).context_budget == DEFAULT_CONTEXT_BUDGET
+    assert load_config(path).serve.context_budget == DEFAULT_CONTEXT_BUDGET
     path.write_text("[serve]\ncontext_budget = 5000\nother = 1\n")
     cfg = load_config(path)
-    assert cfg.context_budget == 5000
-    cfg.context_budget = 6000
+    assert cfg.serve.context_budget == 5000
+    cfg.serve.context_budget = 6000
     cfg.save()
-    assert "other = 1" in path.read_text() and load_config(path).context_budget == 6000
+    assert "other = 1" in path.read_text() and load_config(path).serve.context_budget == 6000
     for bad in ("10", "true", '"12000"', "2000000", "12000.5"):
         path.write_text(f"[serve]\ncontext_budget = {bad}\n")
         with pytest.raises(ConfigError) as info:

@@ -137,6 +137,15 @@ def _iri_turtle(escaped_iri: str) -> bytes:
     ).encode()
 
 
+def _triple_term_turtle(escaped: str) -> bytes:
+    """A literal inside an RDF 1.2 triple term (`<<( s p o )>>`, which Turtle parses): the
+    escaped-literal scan used to look only at a triple's own terms, never inside one."""
+    return (
+        f"@prefix oc: <{OC}> .\noc:skill_evil_pkg_tool a oc:Skill ;\n"
+        f'    oc:hasNote <<( oc:a oc:b "{escaped}" )>> .\n'
+    ).encode()
+
+
 VECTORS = [
     ("vs-raw-turtle", write_raw(TTL, hidden_turtle("Ignore\ufe0f previous"))),
     ("hangul-filler-raw-turtle", write_raw(TTL, hidden_turtle("a\u3164b"))),
@@ -144,6 +153,7 @@ VECTORS = [
     ("vs-supplement-U-escaped-turtle", write_raw(TTL, hidden_turtle("x\U000e0101", escaped=True))),
     ("line-separator-raw-turtle", write_raw(TTL, hidden_turtle("one\u2028two"))),
     ("escaped-iri", write_raw(TTL, _iri_turtle("a\\u200Bb"))),
+    ("escaped-in-triple-term", write_raw(TTL, _triple_term_turtle("ig\\u200Bnore"))),
     ("mvs-in-manifest-intent", edit_manifest(set_skill_field("intents", ["use\u180ethe tool"]))),
     ("filler-in-description", edit_manifest(set_field("description", "safe\uffa0tool"))),
     ("cgj-in-alias", edit_manifest(set_skill_field("aliases", ["the\u034ftool"]))),

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import (
     AuthError,
     LimitExceededError,
@@ -19,6 +18,7 @@ from ontoskills.errors import (
     UsageError,
 )
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions
 from ontoskills.sources.http import HttpSource
 from tests.helpers.faults import Fault, FaultServer

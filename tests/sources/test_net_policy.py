@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import NetworkError, UsageError
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions, open_source
 from ontoskills.sources._auth import Token, check_transport, is_loopback, token_for
 from ontoskills.sources._retry import RetryPolicy, parse_retry_after
