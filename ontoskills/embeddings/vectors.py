@@ -154,6 +154,20 @@ def derived_path(home: Home, package_id: str) -> Path:
     return home.derived_dir / "vectors" / author / f"{name}.npz"
 
 
+def derived_identity(home: Home) -> str:
+    """Stats of every derived-vectors file: changes when install, update or remove rewrites
+    one (the catalog reloads on it)."""
+    root = home.derived_dir / "vectors"
+    parts = []
+    for path in sorted(root.glob("*/*.npz")) if root.is_dir() else []:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.parent.name}/{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
+
+
 def save_derived(
     path: Path,
     entries: list[tuple[ModuleInfo, str]],
