@@ -135,9 +135,9 @@ def stored_vectors(root: Path, modules: list[ModuleInfo]) -> list[IntentVector]:
             continue  # doctor/verify report malformed files; search just skips them
         for item in parsed.intents:
             ident = item.skills[0] if item.skills else ""
-            m = by_folder.get((folder, ident)) or by_id.get(ident)
-            module = m.module if m else rel
-            skill = m.skill if m else ""
+            found = by_folder.get((folder, ident)) or by_id.get(ident)
+            module = found.module if found else rel
+            skill = found.skill if found else ""
             out.append(IntentVector(skill, module, item.intent, _normalised(item.embedding), False))
     return out
 
@@ -266,6 +266,6 @@ def cached_encode(
     def run(texts: list[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in known]
         fresh = dict(zip(todo, encode(todo), strict=True)) if todo else {}
-        return np.stack([known.get(t, fresh.get(t)) for t in texts]).astype(np.float32)
+        return np.stack([known[t] if t in known else fresh[t] for t in texts]).astype(np.float32)
 
     return run
