@@ -112,7 +112,7 @@ def answer_sizes(service: SkillService, queries: list[dict]) -> str:
 def calibrate(service: SkillService, queries: list[dict], mode: str) -> None:
     """The evidence confidence.py reads, for the negatives and the weakest positives."""
     state = service.state
-    encoder = service.encoder() if mode != "bm25" else None
+    encoder = service.catalog.encoder() if mode != "bm25" else None
     rows = []
     for q in queries:
         lookup = state.names.resolve(q["q"])

@@ -119,8 +119,8 @@ def test_insecure_http_as_a_string_no_longer_turns_it_on(tmp_path: Path) -> None
 def test_embeddings_path_is_one_value_for_every_reader(tmp_path: Path) -> None:
     """The model loader and search's encoder fingerprint read the same typed `path`
     (`model_path` is its older spelling); a number there is refused, not read two ways."""
+    from ontoskills.embeddings.model import model_identity
     from ontoskills.paths import Home
-    from ontoskills.search.encoder import encoder_identity
 
     folder = tmp_path / "model"
     folder.mkdir()
@@ -128,7 +128,7 @@ def test_embeddings_path_is_one_value_for_every_reader(tmp_path: Path) -> None:
     (folder / "tokenizer.json").write_bytes(b"{}")
     cfg = _load(tmp_path, f'[embeddings]\nmodel_path = "{folder}"\n')
     assert cfg.embeddings.path == str(folder)
-    assert str(folder / "model.onnx") in encoder_identity(Home(tmp_path / "home"), cfg)
+    assert str(folder / "model.onnx") in model_identity(Home(tmp_path / "home"), cfg)
     both = _load(tmp_path, f'[embeddings]\npath = "{folder}"\nmodel_path = "/elsewhere"\n')
     assert both.embeddings.path == str(folder)  # `path` wins
     _refused(tmp_path, "[embeddings]\npath = 5\n")
@@ -140,7 +140,7 @@ def test_save_keeps_what_the_user_wrote(tmp_path: Path) -> None:
     text = (
         '[search]\nmode = "auto"\nfuture = 1\n'
         '[embeddings]\nmodel_path = "/opt/m"\nnote = "mine"\n'
-        "[network]\ntimeout = 30\nproxy = \"p\"\n"
+        '[network]\ntimeout = 30\nproxy = "p"\n'
         "[serve]\nother = 1\n"
         "[mystery]\nx = 2\n"
     )

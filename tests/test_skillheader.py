@@ -27,10 +27,7 @@ from ontoskills.skillheader import (
 )
 from tests.helpers.skills import service
 
-PREFIXES = (
-    "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
-    f"@prefix oc: <{OC}> .\n"
-)
+PREFIXES = f"@prefix dcterms: <http://purl.org/dc/terms/> .\n@prefix oc: <{OC}> .\n"
 # Two skill nodes, the larger IRI first in the document: the catalog used to take `zzz`,
 # vectors `aaa`.
 TWO_SKILLS = PREFIXES + (
@@ -50,8 +47,7 @@ def _read(text: str, *, lenient: bool = True) -> object:
 def test_one_skill_node_is_read_whitespace_stripped_literals_and_iris() -> None:
     head = read_skill_header(
         (
-            PREFIXES
-            + 'oc:skill_x a oc:Skill ; dcterms:identifier " x " ; oc:hasName "X" ;\n'
+            PREFIXES + 'oc:skill_x a oc:Skill ; dcterms:identifier " x " ; oc:hasName "X" ;\n'
             '  oc:hasDescription "Does x. " ; oc:hasCategory "dev" ; oc:nature "tool" ;\n'
             '  oc:hasAlias "ex", "ex", " " ; oc:resolvesIntent "b", "a" ;\n'
             "  oc:extends oc:skill_z, oc:skill_y ; oc:dependsOnSkill oc:skill_ontoskills_w ;\n"
@@ -108,8 +104,7 @@ def test_a_triple_term_under_rdf_type_does_not_crash_the_reader() -> None:
     """RDF 1.2 Turtle parses `<<( s p o )>>`: a Triple has no `.value`. The catalog's schema
     counters read `q.object.value` for every rdf:type and raised AttributeError."""
     text = PREFIXES + (
-        'oc:skill_x a oc:Skill ; dcterms:identifier "x" .\n'
-        "oc:skill_x a <<( oc:a oc:b oc:c )>> .\n"
+        'oc:skill_x a oc:Skill ; dcterms:identifier "x" .\noc:skill_x a <<( oc:a oc:b oc:c )>> .\n'
     )
     usage: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
     head = read_skill_header(text.encode(), "m.ttl", lenient=True, usage=usage)

@@ -9,6 +9,7 @@ LockedModel; a later difference from it is an IntegrityError (exit 4).
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -218,15 +219,32 @@ def _check_expected(got: LockedModel, expected: LockedModel) -> None:
         )
 
 
-def load_encoder(home: Home, config: Config) -> Encoder | None:
-    """The installed encoder (lazy: no ONNX session until first use), or None if absent.
-
-    The home's verified copy first; else a configured `[embeddings] path` folder.
-    """
+def model_folders(home: Home, config: Config) -> list[Path]:
+    """Where `load_encoder` looks, in order: the home's verified copy, then a configured
+    `[embeddings] path` folder."""
     folders = [home.embeddings_dir]
     if config.embeddings.path:
         folders.append(Path(config.embeddings.path).expanduser())
-    for folder in folders:
+    return folders
+
+
+def model_identity(home: Home, config: Config) -> str:
+    """Changes when any file `load_encoder` could load appears, disappears or changes (by
+    stat: cheap enough to check on every request of a running server)."""
+    parts = []
+    for folder in model_folders(home, config):
+        for name in MODEL_FILES:
+            try:
+                st = os.stat(folder / name)
+            except OSError:
+                continue
+            parts.append(f"{folder / name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts) or "none"
+
+
+def load_encoder(home: Home, config: Config) -> Encoder | None:
+    """The installed encoder (lazy: no ONNX session until first use), or None if absent."""
+    for folder in model_folders(home, config):
         paths = {name: folder / name for name in MODEL_FILES}
         if all(p.is_file() for p in paths.values()):
             model_name = config.embeddings.model or DEFAULT_MODEL

@@ -107,9 +107,9 @@ def stored_vectors(root: Path, modules: list[ModuleInfo]) -> list[IntentVector]:
             continue  # doctor/verify report malformed files; search just skips them
         for item in parsed.intents:
             ident = item.skills[0] if item.skills else ""
-            m: ModuleInfo | None = by_folder.get((folder, ident)) or by_id.get(ident)
-            module = m.module if m else rel
-            skill = m.skill if m else ""
+            found: ModuleInfo | None = by_folder.get((folder, ident)) or by_id.get(ident)
+            module = found.module if found else rel
+            skill = found.skill if found else ""
             out.append(IntentVector(skill, module, item.intent, _normalised(item.embedding), False))
     return out
 
@@ -124,6 +124,20 @@ def missing_modules(modules: list[ModuleInfo], stored: list[IntentVector]) -> li
 def derived_path(home: Home, package_id: str) -> Path:
     author, name = package_id.split("/", 1)
     return home.derived_dir / "vectors" / author / f"{name}.npz"
+
+
+def derived_identity(home: Home) -> str:
+    """Stats of every derived-vectors file: changes when install, update or remove rewrites
+    one (the catalog reloads on it)."""
+    root = home.derived_dir / "vectors"
+    parts = []
+    for path in sorted(root.glob("*/*.npz")) if root.is_dir() else []:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.parent.name}/{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
 
 
 def save_derived(

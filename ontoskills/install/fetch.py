@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
-import os
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +24,7 @@ from ..errors import (
     OntoskillsError,
     UnsafePathError,
 )
-from ..fsutil import CHUNK, set_executable
+from ..fsutil import set_executable
 from ..lockfile import LockedFile
 from ..manifest import parse_intents
 from ..paths import Cache
@@ -41,28 +38,6 @@ from .resolve import PackagePlan, PlannedFile
 _NAME_ERRNOS = frozenset(
     {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EILSEQ, errno.EINVAL}
 )
-
-
-def _copy_verified(src: Path, dest: Path) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    with open(src, "rb") as fin, open(dest, "wb") as fout:
-        while chunk := fin.read(CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-            fout.write(chunk)
-    return h.hexdigest(), size
-
-
-def _store_blob(cache: Cache, sha: str, staged: Path) -> None:
-    blob = cache.blob(sha)
-    if blob.exists():
-        return
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    cache.tmp.mkdir(parents=True, exist_ok=True)
-    tmp = cache.tmp / f"{sha}.{os.getpid()}.part"
-    shutil.copyfile(staged, tmp)
-    os.replace(tmp, blob)
 
 
 def _texts(quads: list[pyoxigraph.Quad]) -> list[str]:
@@ -146,13 +121,11 @@ class PackageFetcher:
     def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        sha = size = None
-        if f.sha256 and self.cache.blob(f.sha256).is_file():
-            sha, size = _copy_verified(self.cache.blob(f.sha256), dest)
-            if sha != f.sha256:  # a corrupted cache entry: drop it and fetch for real
-                self.cache.blob(f.sha256).unlink(missing_ok=True)
-                sha = None
-        if sha is None:
+        sha: str | None = None
+        size = self.cache.copy_blob(f.sha256, dest) if f.sha256 else None
+        if size is not None:  # verified against its name, which is the expected hash
+            sha = f.sha256
+        else:  # absent, or damaged (then dropped): fetch for real
             relpath = f"{plan.package_root}/{f.path}" if plan.package_root else f.path
             limit = f.size if (f.sha256 and f.size is not None) else limits.MAX_FILE_BYTES
             try:
@@ -171,8 +144,8 @@ class PackageFetcher:
                     "`ontoskills update` to accept the new content",
                 )
             if not self.source.is_local:
-                _store_blob(self.cache, sha, dest)
-        assert size is not None
+                self.cache.store_blob(sha, dest)
+        assert sha is not None
         set_executable(dest, f.executable)
         return LockedFile(f.path, sha, size, f.executable)
 

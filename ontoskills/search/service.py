@@ -1,12 +1,13 @@
 """SkillService: the live view of installed, enabled skills behind CLI search/show and serve.
 
-Contract: /docs/SEARCH.md (shared with the MCP server). Thread-safe: reads use an immutable
-state object swapped in one assignment; reloads are serialised by a lock.
+Contract: /docs/SEARCH.md (shared with the MCP server). When to reload and from what is the
+catalog's business (catalog/live.py); this module ranks, looks names up and sizes contexts.
+Thread-safe: each request reads one immutable catalog view (`LiveCatalog.view`, swapped in
+one assignment, reloads serialised); the per-view caches below are guarded by a lock.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -16,15 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..catalog.local import local_skill_files
-from ..catalog.lockcache import load_lock
+from ..catalog.live import LiveCatalog, View
 from ..catalog.model import CatalogData, SkillRecord
-from ..catalog.snapshot import load_snapshot, save_snapshot, snapshot_key
-from ..catalog.vectorcache import VectorCache
-from ..catalog.verify import check_verify_mode, verify_tree
 from ..config import DEFAULT_CONTEXT_BUDGET, Config, SearchMode
 from ..embeddings.encoder import Encoder
-from ..errors import NotFoundError, OntoskillsError, UsageError
+from ..errors import NotFoundError, UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
 from . import MAX_TOP_K
@@ -37,7 +34,6 @@ from .answer import (
 )
 from .bm25 import BM25Index
 from .confidence import judge
-from .encoder import derived_vectors_identity, encoder_identity, load_encoder
 from .lookup import NameIndex
 from .ranking import Ranker
 from .tokenize import tokenize
@@ -75,7 +71,8 @@ class SkillSummary:
 
 @dataclass
 class _State:
-    signature: tuple[Any, ...]
+    """What search makes of one catalog view: the ranker, the name index and caches."""
+
     data: CatalogData
     ranker: Ranker
     names: NameIndex
@@ -93,14 +90,6 @@ def check_min_trust(min_trust: str | None) -> int:
     if Tier.get(min_trust) is None:
         raise UsageError(f"unknown trust tier {min_trust!r}", hint=f"use one of {Tier.listed()}")
     return tier_rank(min_trust)
-
-
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def __getattr__(name: str) -> Any:
@@ -128,107 +117,48 @@ class SkillService:
         verify: str = "full",
         encoder_factory: Callable[[], Encoder | None] | None = None,
     ) -> None:
-        self.home = home
-        self.lockfile = lockfile
         self.config = config
-        self.verify = check_verify_mode(verify)
-        self._factory = encoder_factory or (lambda: load_encoder(home, config))
-        self._encoder: Encoder | None = None
-        self._encoder_loaded = False
-        self._lock = threading.RLock()
-        self._state: _State | None = None
-        self.refresh()
-
-    # ------------------------------------------------------------------ loading
-    def encoder(self) -> Encoder | None:
-        if not self._encoder_loaded:
-            with self._lock:
-                if not self._encoder_loaded:
-                    self._encoder = self._factory()
-                    self._encoder_loaded = True
-        return self._encoder
-
-    def _signature(self) -> tuple[Any, ...]:
-        local = tuple((str(p), *(_stat(p) or ())) for p in local_skill_files(self.home))
-        model = encoder_identity(self.home, self.config)
-        return (_stat(self.lockfile), local, model, derived_vectors_identity(self.home))
-
-    def refresh(self) -> bool:
-        """Reload when the lock, the local skills or the model changed; True if reloaded."""
-        signature = self._signature()
-        state = self._state
-        if state is not None and state.signature == signature:
-            return False
-        with self._lock:
-            if self._state is not None and self._state.signature == signature:
-                return False
-            if self._state is None or self._state.signature[2] != signature[2]:
-                self._encoder_loaded = False  # the model appeared, changed or went away
-            try:
-                self._state = self._load(signature)
-            except OntoskillsError as exc:
-                if self._state is None:
-                    raise
-                # Keep serving what we had (e.g. a lock caught mid-edit); retried next call.
-                if str(exc) not in self._state.data.problems:
-                    self._state.data.problems.append(str(exc))
-                return False
-            return True
-
-    def _load(self, signature: tuple[Any, ...]) -> _State:
-        lock, lock_digest = load_lock(self.lockfile, self.home.derived_dir)
-        verification = verify_tree(self.home, lock, self.verify)
-        key = snapshot_key(
-            lock_digest,
-            str(self.home.root),
-            repr(sorted((p, sorted(v)) for p, v in verification.bad.items())),
-            repr(signature[1]),
-            str(signature[2]),
-            str(signature[3]),
-            "encoder" if self.encoder() is not None else "no-encoder",
+        self._lock = threading.Lock()  # the per-view context caches
+        self.catalog: LiveCatalog[_State] = LiveCatalog(
+            home,
+            lockfile,
+            config,
+            index=self._index,
+            verify=verify,
+            encoder_factory=encoder_factory,
         )
-        data = load_snapshot(self.home.derived_dir, key)
-        weights = self.config.search.trust_weights
-        ranker = Ranker(data, BM25Index, weights) if data is not None else None
-        if data is None or ranker is None or not ranker.bm25_reused:
-            # No snapshot, or postings that do not fit it: rebuild from the tree (the body
-            # text the postings are made of is not in the snapshot).
-            from ..catalog.loader import build_catalog  # pyoxigraph: only when building
 
-            encoder = self.encoder()
-            encode = None
-            if encoder is not None:
-                encode = VectorCache(
-                    self.home.derived_dir, str(signature[2]), encoder.encode
-                ).encode
-            data = build_catalog(self.home, lock, verification, encode=encode)
-            ranker = Ranker(data, BM25Index, self.config.search.trust_weights)  # fills bm25_*
-            if data.records or data.problems:  # an empty home stays untouched
-                save_snapshot(self.home.derived_dir, key, data)
+    def _index(self, data: CatalogData, fresh: bool) -> _State | None:
+        """The ranker over a new catalog view; None when a snapshot's stored BM25 postings do
+        not fit it (the catalog then rebuilds from the tree, and the ranker fills them)."""
+        ranker = Ranker(data, BM25Index, self.config.search.trust_weights)
+        if not fresh and not ranker.bm25_reused:
+            return None
         return _State(
-            signature=signature,
             data=data,
             ranker=ranker,
             names=NameIndex(data.records),
             by_key={r.key: i for i, r in enumerate(data.records)},
         )
 
+    def refresh(self) -> bool:
+        """Reload when the lock, the local skills or the model changed; True if reloaded."""
+        return self.catalog.refresh()
+
     @property
     def state(self) -> _State:
-        state = self._state
-        assert state is not None
-        return state
+        return self.catalog.view.index
 
     # ------------------------------------------------------------------ queries
+    # Each request reads `self.catalog.view` once and passes it (or its state) down: a
+    # concurrent reload must not hand one request two different catalogs.
     @property
     def problems(self) -> list[str]:
         return list(self.state.data.problems)
 
     def resolve(self, q: str) -> str | None:
         """The key of the enabled skill `q` names, or None."""
-        state = self.state
-        idx = state.names.resolve(q)
-        return state.data.records[idx].key if idx is not None else None
+        return _resolve(self.state, q)
 
     def skills(self, *, min_trust: str | None = None) -> list[SkillSummary]:
         """The served (enabled) skills."""
@@ -249,22 +179,14 @@ class SkillService:
         return with_flow(self.state.data.schema)
 
     def semantic_available(self) -> bool:
-        state = self.state
-        if state.semantic_ok is None:
-            encoder = self.encoder() if state.data.has_vectors else None
-            ok = encoder is not None
-            if encoder is not None and encoder.dimension != state.data.vectors.shape[1]:
-                state.data.problems.append(
-                    f"intent vectors are {state.data.vectors.shape[1]}-dim but the model makes "
-                    f"{encoder.dimension}-dim vectors; semantic search is off"
-                )
-                ok = False
-            state.semantic_ok = ok
-        return state.semantic_ok
+        return _semantic_ok(self.catalog.view)
 
     def resolve_mode(self, mode: str) -> SearchMode:
         """The mode a search runs in: `auto` -> `[search] mode` -> hybrid when the model and
         vectors are there, else bm25."""
+        return self._mode(self.catalog.view, mode)
+
+    def _mode(self, view: View[_State], mode: str) -> SearchMode:
         asked = SearchMode.get(mode)
         if asked is None:
             raise UsageError(
@@ -273,8 +195,8 @@ class SkillService:
         if asked == SearchMode.AUTO:
             asked = self.config.search.mode
         if asked == SearchMode.AUTO:
-            return SearchMode.HYBRID if self.semantic_available() else SearchMode.BM25
-        if asked in (SearchMode.SEMANTIC, SearchMode.HYBRID) and not self.semantic_available():
+            return SearchMode.HYBRID if _semantic_ok(view) else SearchMode.BM25
+        if asked in (SearchMode.SEMANTIC, SearchMode.HYBRID) and not _semantic_ok(view):
             raise UsageError(
                 f"{asked} search needs intent vectors and the embedding model",
                 hint="run `ontoskills install --with-embeddings`, or use --mode bm25",
@@ -289,8 +211,9 @@ class SkillService:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
             raise UsageError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
         floor = check_min_trust(min_trust)
-        used = self.resolve_mode(mode)
-        state = self.state
+        view = self.catalog.view
+        used = self._mode(view, mode)
+        state = view.index
         text = q[:MAX_QUERY_CHARS]
         records = state.data.records
         lookup_idx = state.names.resolve(text)
@@ -301,8 +224,8 @@ class SkillService:
             off_idx = None
         qvec: np.ndarray | None = None
         if used in (SearchMode.SEMANTIC, SearchMode.HYBRID):
-            encoder = self.encoder()
-            assert encoder is not None
+            encoder = view.encoder.get()
+            assert encoder is not None  # _mode checked it for this view
             qvec = encoder.encode_one(text)
         ranking = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
         return build_response(
@@ -317,28 +240,13 @@ class SkillService:
         )
 
     def record(self, key: str) -> SkillRecord:
-        state = self.state
-        idx = state.by_key.get(key)
-        if idx is None:
-            idx = state.names.resolve(key)
-        if idx is None:
-            idx = state.names.resolve(key, enabled=False)
-        if idx is None:
-            raise NotFoundError(
-                f"no installed skill named {key!r}",
-                hint="`ontoskills search` finds skills; `ontoskills list` shows packages",
-            )
-        rec = state.data.records[idx]
-        if not rec.enabled:
-            raise NotFoundError(
-                f"{rec.key} is installed but disabled, so it is not served",
-                hint=f"`{enable_command([rec.key])}` turns it on",
-            )
-        return rec
+        return _record(self.state, key)
 
     def context(self, key: str) -> SkillContext:
-        rec = self.record(key)
         state = self.state
+        return self._context(state, _record(state, key))
+
+    def _context(self, state: _State, rec: SkillRecord) -> SkillContext:
         with self._lock:
             ctx = state.contexts.get(rec.key)
             if ctx is not None:
@@ -359,17 +267,18 @@ class SkillService:
         ('acme/docs/pdf#knowledge/2'); None for anything else (a search)."""
         from ..catalog.disclosure import split_ref
 
+        state = self.state
         # The '#' split first: "pdf#code" is pdf's code, even if a skill "pdf-code" exists.
         ref = split_ref(q)
-        if ref is not None and (key := self.resolve(ref[0])) is not None:
+        if ref is not None and (key := _resolve(state, ref[0])) is not None:
             return key, ref[1]
-        key = self.resolve(q)  # a plain name, or an IRI (whose '#' is its own)
+        key = _resolve(state, q)  # a plain name, or an IRI (whose '#' is its own)
         return (key, None) if key is not None else None
 
     def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
         """The skill's parts and budgeted answers (cached per skill and budget)."""
-        rec = self.record(key)
         state = self.state
+        rec = _record(state, key)
         with self._lock:
             found = state.disclosures.get((rec.key, budget))
             if found is not None:
@@ -377,7 +286,7 @@ class SkillService:
                 return found
         from ..catalog.disclosure import Disclosure
 
-        made = Disclosure(self.context(rec.key), budget)
+        made = Disclosure(self._context(state, rec), budget)
         with self._lock:
             state.disclosures[(rec.key, budget)] = made
             while len(state.disclosures) > _DISCLOSURE_CACHE:
@@ -399,3 +308,45 @@ class SkillService:
         if found is None:
             raise made.unknown_part(spec)
         return found
+
+
+def _resolve(state: _State, q: str) -> str | None:
+    idx = state.names.resolve(q)
+    return state.data.records[idx].key if idx is not None else None
+
+
+def _record(state: _State, key: str) -> SkillRecord:
+    """The enabled skill `key` names (its key or any of its names)."""
+    idx = state.by_key.get(key)
+    if idx is None:
+        idx = state.names.resolve(key)
+    if idx is None:
+        idx = state.names.resolve(key, enabled=False)
+    if idx is None:
+        raise NotFoundError(
+            f"no installed skill named {key!r}",
+            hint="`ontoskills search` finds skills; `ontoskills list` shows packages",
+        )
+    rec = state.data.records[idx]
+    if not rec.enabled:
+        raise NotFoundError(
+            f"{rec.key} is installed but disabled, so it is not served",
+            hint=f"`{enable_command([rec.key])}` turns it on",
+        )
+    return rec
+
+
+def _semantic_ok(view: View[_State]) -> bool:
+    """Vectors and an encoder of their dimension, for this view (checked once per view)."""
+    state = view.index
+    if state.semantic_ok is None:
+        encoder = view.encoder.get() if state.data.has_vectors else None
+        ok = encoder is not None
+        if encoder is not None and encoder.dimension != state.data.vectors.shape[1]:
+            state.data.problems.append(
+                f"intent vectors are {state.data.vectors.shape[1]}-dim but the model makes "
+                f"{encoder.dimension}-dim vectors; semantic search is off"
+            )
+            ok = False
+        state.semantic_ok = ok
+    return state.semantic_ok

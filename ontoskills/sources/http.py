@@ -15,7 +15,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
 import time
 import zlib
@@ -138,14 +137,21 @@ class HttpSource:
         # Saved even without validators: --offline still needs to know what this URL served.
         etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
         data = {"url": url, "etag": etag, "last_modified": modified, "sha256": sha, "size": size}
-        _write_cache_file(self._meta_path(url), json.dumps(data).encode(), self.options.cache.tmp)
+        self.options.cache.write(self._meta_path(url), json.dumps(data).encode())
 
-    def _cached(self, url: str) -> tuple[_Meta, Path] | None:
+    def _cached(self, url: str) -> _Meta | None:
+        """What this URL served last time, if its blob is still in the cache."""
         meta = self._load_meta(url)
-        if meta is None:
+        if meta is None or not self.options.cache.blob(meta.sha256).is_file():
             return None
-        blob = self.options.cache.blob(meta.sha256)
-        return (meta, blob) if blob.is_file() else None
+        return meta
+
+    def _read_cached(self, meta: _Meta | None) -> bytes | None:
+        return None if meta is None else self.options.cache.read_blob(meta.sha256)
+
+    def _copy_cached(self, meta: _Meta | None, dest: Path) -> tuple[str, int] | None:
+        size = None if meta is None else self.options.cache.copy_blob(meta.sha256, dest)
+        return None if meta is None or size is None else (meta.sha256, size)
 
     def _offline_miss(self, relpath: str) -> NetworkError:
         return NetworkError(
@@ -274,10 +280,9 @@ class HttpSource:
         if self._closed.wait(seconds):
             raise KeyboardInterrupt
 
-    def _conditional(self, cached: tuple[_Meta, Path] | None) -> dict[str, str]:
-        if cached is None:
+    def _conditional(self, meta: _Meta | None) -> dict[str, str]:
+        if meta is None:
             return {}
-        meta = cached[0]
         headers = {}
         # Validators are the server's header values sent back: only visible ASCII, else a
         # stored `ETag: "é"` made every later run an internal error (UnicodeEncodeError).
@@ -365,21 +370,21 @@ class HttpSource:
         url = self.url(relpath)
         cached = self._cached(url)
         if self.options.offline:
-            data = _read_verified(cached)
+            data = self._read_cached(cached)
             if data is None:
                 raise self._offline_miss(relpath)
             return data
 
         def consume(resp: httpx.Response) -> bytes:
             if resp.status_code == 304:
-                data = _read_verified(cached)
+                data = self._read_cached(cached)
                 if data is None:
                     raise _StaleCache
                 return data
             buf = bytearray()
             sha, size = self._stream(resp, buf.extend, max_bytes, relpath)
             data = bytes(buf)
-            _store_blob(self.options.cache.blob(sha), data, self.options.cache.tmp)
+            self.options.cache.store_blob(sha, data)
             self._save_meta(url, resp, sha, size)
             return data
 
@@ -389,16 +394,16 @@ class HttpSource:
         url = self.url(relpath)
         cached = self._cached(url)
         if self.options.offline:
-            if cached is None or cached[0].size > max_bytes:
+            if cached is None or cached.size > max_bytes:
                 raise self._offline_miss(relpath)
-            result = _copy_verified(cached, dest)
+            result = self._copy_cached(cached, dest)
             if result is None:
                 raise self._offline_miss(relpath)
             return result
 
         def consume(resp: httpx.Response) -> tuple[str, int]:
             if resp.status_code == 304:
-                result = _copy_verified(cached, dest) if cached else None
+                result = self._copy_cached(cached, dest)
                 if result is None or result[1] > max_bytes:
                     raise _StaleCache
                 return result
@@ -429,49 +434,3 @@ def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
         return decoder.decompress(data, CHUNK)
     except zlib.error:  # a body that claims gzip but is not: like a cut transfer, retry it
         raise _Retryable("corrupt compressed body") from None
-
-
-def _read_verified(cached: tuple[_Meta, Path] | None) -> bytes | None:
-    if cached is None:
-        return None
-    meta, blob = cached
-    try:
-        data = blob.read_bytes()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == meta.sha256 else None
-
-
-def _copy_verified(cached: tuple[_Meta, Path], dest: Path) -> tuple[str, int] | None:
-    meta, blob = cached
-    h = hashlib.sha256()
-    size = 0
-    try:
-        with open(blob, "rb") as src, open(dest, "wb") as out:
-            while chunk := src.read(CHUNK):
-                h.update(chunk)
-                size += len(chunk)
-                out.write(chunk)
-    except FileNotFoundError:
-        return None
-    return (meta.sha256, size) if h.hexdigest() == meta.sha256 else None
-
-
-def _write_cache_file(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """tmp + rename without fsync: cache entries are verified on use, losing one is harmless."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=tmp_dir, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _store_blob(blob: Path, data: bytes, tmp_dir: Path) -> None:
-    if not blob.exists():
-        _write_cache_file(blob, data, tmp_dir)

@@ -1,4 +1,5 @@
-"""Read-only views of the home: list, info, outdated, doctor."""
+"""Read-only queries over the home: list, info, outdated, doctor (named so as not to shadow
+the stdlib `inspect` module)."""
 
 from __future__ import annotations
 
