@@ -271,6 +271,46 @@ def drift_run(
     return state
 
 
+def encoder_quality(models: Path, derived: Path) -> dict[str, str]:
+    """Stored registry vectors vs the original and the served (rewritten) encoder."""
+    import numpy as np
+
+    from ontoskills.embeddings.encoder import Encoder
+    from ontoskills.embeddings.optimize import optimized_model
+
+    stored: dict[str, list[float]] = {}
+    for path in sorted((shared_dir() / "ontostore-full" / "packages").rglob("intents.json")):
+        for item in json.loads(path.read_text())["intents"]:
+            stored.setdefault(item["intent"], item["embedding"])
+    texts = list(stored)
+    ref = np.asarray([stored[t] for t in texts], dtype=np.float32)
+    ref /= np.linalg.norm(ref, axis=1, keepdims=True)
+    tok = models / "tokenizer.json"
+    assert optimized_model(models / "model.onnx", derived, make=True), "no rewrite made"
+    out: dict[str, str] = {}
+    got = {}
+    for name, enc in (
+        ("original", Encoder(models / "model.onnx", tok)),
+        ("served", Encoder(models / "model.onnx", tok, optimized_dir=derived)),
+    ):
+        got[name] = enc.encode(texts)
+        cos = np.sum(got[name] * ref, axis=1)
+        lat = []
+        for t in texts[:200]:
+            t0 = time.perf_counter()
+            enc.encode_one(t)
+            lat.append(time.perf_counter() - t0)
+        out[name] = (
+            f"min {cos.min():.4f}, p1 {np.percentile(cos, 1):.4f}, median {np.median(cos):.4f},"
+            f" {int((cos < 0.999).sum())} below 0.999; query p50"
+            f" {statistics.median(lat) * 1000:.1f} ms"
+        )
+    both = np.sum(got["original"] * got["served"], axis=1)
+    out["n"] = str(len(texts))
+    out["served_vs_original"] = f"min {both.min():.5f}"
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -278,7 +318,7 @@ def main() -> None:
     ap.add_argument("--drift-calls", type=int, default=20000)
     ap.add_argument("--drift-installs", type=int, default=40)
     ap.add_argument("--drift-package", default="coinbase/agentic-wallet-skills")
-    ap.add_argument("--only", default="serve,cli,install,drift")
+    ap.add_argument("--only", default="serve,encoder,cli,install,drift")
     ap.add_argument("--work", type=Path)
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -364,6 +404,21 @@ def main() -> None:
             f"python importing the SDK {t_sdk:.2f} s",
             f"{statistics.median(b['cold']):.2f} / {statistics.median(e['cold']):.2f} s",
             "<= 1.0 s",
+        )
+
+    if "encoder" in only:
+        quality = encoder_quality(models, work / "encoder-derived")
+        row(
+            f"stored vectors ({quality['n']} intents) reproduced: original encoder",
+            "",
+            quality["original"],
+            ">= 0.999",
+        )
+        row(
+            "  served encoder (int8 kept, docs/PERFORMANCE.md)",
+            f"vs the original's vectors {quality['served_vs_original']}",
+            quality["served"],
+            ">= 0.999",
         )
 
     if "cli" in only:
