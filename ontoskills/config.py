@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import tomli_w
 
 from .errors import ConfigError
-from .fsutil import atomic_write_text
+from .fsutil import atomic_write_through
 from .manifest import TIERS
 from .safety import is_valid_name
 
@@ -111,7 +111,8 @@ class Config:
         return data
 
     def save(self) -> None:
-        atomic_write_text(self.path, tomli_w.dumps(self.to_toml()))
+        # the user's file: a symlinked config.toml (dotfiles) is written through, kept a link
+        atomic_write_through(self.path, tomli_w.dumps(self.to_toml()).encode("utf-8"))
 
 
 def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:

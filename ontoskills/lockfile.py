@@ -18,7 +18,7 @@ from typing import Any
 import tomli_w
 
 from .errors import LockFormatError, LockMissingError
-from .fsutil import atomic_write_bytes
+from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, TIERS
 from .safety import check_relpath, is_valid_name, split_package_id
 
@@ -169,7 +169,9 @@ def dump(lock: Lockfile, lock_dir: Path) -> bytes:
 
 
 def write(lock: Lockfile, path: Path) -> None:
-    atomic_write_bytes(path, dump(lock, path.parent))
+    """Atomic; a symlinked lockfile stays a link and its target is replaced (the user's file).
+    Installs write the lock inside their transaction (install/transaction.py), the same way."""
+    atomic_write_through(path, dump(lock, path.parent))
 
 
 def _err(path: Path, msg: str) -> LockFormatError:

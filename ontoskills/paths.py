@@ -22,6 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from .errors import UsageError
+from .fsutil import guard_root
 
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
@@ -41,7 +42,13 @@ def expand_user(raw: str | os.PathLike[str]) -> Path:
 
 @dataclass(frozen=True)
 class Home:
+    """The home. Every folder in it is untrusted input: a symlink planted at any of them is
+    refused by fsutil's write/remove primitives (see fsutil: guarded roots)."""
+
     root: Path
+
+    def __post_init__(self) -> None:
+        guard_root(self.root)
 
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Home:
@@ -103,6 +110,9 @@ class Cache:
     """Content-addressed download cache, safe to delete at any time."""
 
     root: Path
+
+    def __post_init__(self) -> None:
+        guard_root(self.root)
 
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Cache:

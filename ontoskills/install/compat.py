@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, make_dirs
 from ..lockfile import Lockfile
 from ..manifest import parse_manifest
 from ..paths import Home
@@ -71,7 +71,7 @@ def _render(title: str, modules: list[Path]) -> bytes:
 
 def write_reference_indexes(home: Home, lock: Lockfile) -> None:
     local = _local_modules(home)
-    home.system_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(home.system_dir)
     atomic_write_bytes(
         home.system_dir / "index.enabled.ttl",
         _render("OntoSkills enabled skills", _modules(home, lock, enabled_only=True) + local),

@@ -20,7 +20,7 @@ import pyoxigraph
 
 from .. import jsonio, limits
 from ..errors import FormatError, IntegrityError, LimitExceededError, OntoskillsError
-from ..fsutil import CHUNK, set_executable
+from ..fsutil import CHUNK, make_dirs, set_executable
 from ..lockfile import LockedFile
 from ..paths import Cache
 from ..safety import find_hidden_unicode, safe_join
@@ -43,8 +43,8 @@ def _store_blob(cache: Cache, sha: str, staged: Path) -> None:
     blob = cache.blob(sha)
     if blob.exists():
         return
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    cache.tmp.mkdir(parents=True, exist_ok=True)
+    make_dirs(blob.parent)
+    make_dirs(cache.tmp)
     tmp = cache.tmp / f"{sha}.{os.getpid()}.part"
     shutil.copyfile(staged, tmp)
     os.replace(tmp, blob)

@@ -77,8 +77,11 @@ class Report:
 @contextmanager
 def locked_home(session: Session, command: str) -> Iterator[Report]:
     report = Report()
-    with homelock.hold(session.home, command, on_wait=session.reporter.note):
-        report.recovered = recover(session.home)
+    with (
+        homelock.hold(session.home, command, on_wait=session.reporter.note),
+        homelock.hold_lockfile(session.lockfile_path, on_wait=session.reporter.note),
+    ):
+        report.recovered = recover(session.home, session.lockfile_path)
         for line in report.recovered:
             session.reporter.warn(line)
         try:

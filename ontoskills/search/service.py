@@ -217,7 +217,7 @@ class SkillService:
             str(signature[3]),
             "encoder" if self.encoder() is not None else "no-encoder",
         )
-        data = load_snapshot(self.home.derived_dir, key)
+        data = load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
         if data is None:
             from ..catalog.loader import build_catalog  # pyoxigraph: only when building
 

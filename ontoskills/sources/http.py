@@ -35,7 +35,7 @@ from ..errors import (
     NetworkError,
     NotFoundError,
 )
-from ..fsutil import CHUNK
+from ..fsutil import CHUNK, make_dirs
 from ..manifest import parse_index
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
@@ -407,8 +407,8 @@ def _copy_verified(cached: tuple[_Meta, Path], dest: Path) -> tuple[str, int] | 
 
 def _write_cache_file(path: Path, data: bytes, tmp_dir: Path) -> None:
     """tmp + rename without fsync: cache entries are verified on use, losing one is harmless."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent)  # the cache is a guarded root: no write through a planted link
+    make_dirs(tmp_dir)
     fd, tmp = tempfile.mkstemp(dir=tmp_dir, suffix=".part")
     try:
         with os.fdopen(fd, "wb") as fh:
