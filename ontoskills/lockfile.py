@@ -17,7 +17,7 @@ from typing import Any
 
 import tomli_w
 
-from .errors import LockFormatError, LockMissingError
+from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, TIERS
 from .safety import check_relpath, is_valid_name, split_package_id
@@ -201,6 +201,15 @@ def _files(raw: object, path: Path, where: str) -> list[LockedFile]:
 
 
 def parse(text: str, path: Path) -> Lockfile:
+    """A validated Lockfile; every problem, unsafe paths and names included, is a
+    LockFormatError (exit 3, docs/LOCKFILE.md): the lock is the user's file, not a registry's."""
+    try:
+        return _parse(text, path)
+    except UnsafePathError as exc:  # its message names the file already: say it once
+        raise _err(path, exc.message.replace(f" in {path}", "")) from None
+
+
+def _parse(text: str, path: Path) -> Lockfile:
     if _CONFLICT_RE.search(text):
         raise LockFormatError(
             f"{path}: contains merge-conflict markers",

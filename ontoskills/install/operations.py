@@ -24,7 +24,7 @@ from ..safety import parse_spec
 from . import homelock
 from .compat import write_reference_indexes
 from .fetch import PackageFetcher
-from .resolve import PackagePlan, check_min_trust, plan_from_lock, resolve
+from .resolve import PackagePlan, check_min_trust, check_skills_exist, plan_from_lock, resolve
 from .session import Session, lock_registry_name
 from .state import describe, package_drift
 from .transaction import Transaction, recover
@@ -234,6 +234,23 @@ def guard_update(
         )
 
 
+def tree_state(session: Session, pkg: LockedPackage, opts: InstallOptions, report: Report) -> str:
+    """For a package whose published content equals its lock entry, what to do with the
+    installed folder: "intact" (nothing), "kept" (the user edited it; left as is with a
+    warning unless --force) or "damaged" (files missing or modes changed, or --force over
+    edits: re-placed). install and update share it, so both repair a tree the same way."""
+    drift = package_drift(session.home, pkg)
+    if drift.clean:
+        return "intact"
+    if drift.user_changes and not opts.force:
+        report.warnings.append(
+            f"{pkg.id}: left as is, it has local changes ({describe(drift)}); "
+            "--force restores the published files"
+        )
+        return "kept"
+    return "damaged"
+
+
 def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
     with locked_home(session, "install") as report:
         lock = load(session.lockfile_path)
@@ -284,30 +301,28 @@ def _resolve_specs(
             min_trust=opts.min_trust,
             existing=existing,
         )
+        if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
+            check_skills_exist(pid, skills, set(plan.skills))
         new = planner.stage(plan)
-        if same_content(existing, new) and package_drift(session.home, existing).clean:  # type: ignore[arg-type]
+        same = same_content(existing, new)
+        state = tree_state(session, existing, opts, report) if same else None  # type: ignore[arg-type]
+        if state == "intact":
             assert existing is not None
             new.commit, new.registry = existing.commit, existing.registry
             if new.requested != existing.requested or new.skills != existing.skills:
                 lock.packages[pid] = new
             report.changes.append(Change.of("unchanged", new))
             continue
-        if opts.locked:
+        if state == "kept":
+            continue
+        if opts.locked and not same:  # a repair of the same content leaves the lock as it is
             why = "is not in it" if existing is None else "changed in its registry"
             raise LockOutdatedError(
                 f"{session.lockfile_path} is out of date: {pid} {why} (--locked)",
                 hint="run `ontoskills install` without --locked and commit the new lock",
             )
-        if existing is not None and not same_content(existing, new):
+        if existing is not None and not same:
             guard_update(session, existing, new, opts)
-        elif existing is not None:  # same content, damaged tree: repair unless the user edited
-            drift = package_drift(session.home, existing)
-            if drift.user_changes and not opts.force:
-                report.warnings.append(
-                    f"{pid}: left as is, it has local changes ({describe(drift)}); "
-                    "--force restores the published files"
-                )
-                continue
         add_to_lock(lock, plan, new)
         lock.packages[pid] = new
         planner.txn.replace(session.home.package_dir(pid), planner.txn.stage_dir(pid))
