@@ -57,20 +57,23 @@ class Journal:
         return json.dumps(doc, indent=1).encode()
 
 
-def lock_sha(path: Path) -> str | None:
-    """sha256 of a lockfile (through a symlink: lockfiles may be links), None when absent.
-
-    Streaming, and only of a regular file: a journal naming a FIFO or /dev/zero as its
-    lockfile must not hang or fill memory."""
+def lock_sha_kind(path: Path) -> bool:
+    """True when the lockfile exists (through a symlink: lockfiles may be links); a FIFO,
+    device or folder there is refused, so it is never opened (it could hang or never end)."""
     try:
         st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return None
+        return False
     if not stat.S_ISREG(st.st_mode):
         raise UnsafePathError(
             f"{path} is not a regular file", hint="a lockfile must be a regular file"
         )
-    return sha256_file(path)[0]
+    return True
+
+
+def lock_sha(path: Path) -> str | None:
+    """sha256 of a lockfile, None when absent; streaming, and only of a regular file."""
+    return sha256_file(path)[0] if lock_sha_kind(path) else None
 
 
 def read_journal(path: Path) -> Journal | None:
@@ -94,7 +97,12 @@ def read_journal(path: Path) -> Journal | None:
         doc = jsonio.loads(data, source=str(path))
     except OntoskillsError as exc:
         raise refuse(path, exc.message.split(": ", 1)[-1]) from None
-    return _validate(path, doc)
+    journal = _validate(path, doc)
+    try:  # whatever the state says, a journal naming a device or FIFO is not ours
+        lock_sha_kind(Path(journal.lockfile))
+    except UnsafePathError as exc:
+        raise refuse(path, f"its lockfile {exc.message}", unsafe=True) from None
+    return journal
 
 
 def _validate(path: Path, doc: object) -> Journal:

@@ -86,6 +86,14 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
             session.reporter.warn(line)
         try:
             yield report
+        except Exception:
+            # The lock on disk is the truth whether or not this command got anywhere: a
+            # run killed between writing index.enabled.ttl and index.installed.ttl, then
+            # re-run and refused ("not installed"), must still leave them in step
+            # (found by kill_loop.py's kill-at-a-rename iterations).
+            _refresh_reference_indexes(session, Report())
+            raise
+        else:
             _refresh_reference_indexes(session, report)
         finally:
             session.close()

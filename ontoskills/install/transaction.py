@@ -163,7 +163,7 @@ def recover(home: Home, lock_path: Path | None = None) -> list[str]:
             continue
         try:
             committed = _committed(journal, Path(journal.lockfile))
-        except UnsafePathError as exc:  # e.g. a journal naming /dev/zero as its lockfile
+        except UnsafePathError as exc:  # became a FIFO or device since the journal was read
             raise refuse(txn_dir / JOURNAL, f"its lockfile {exc.message}", unsafe=True) from None
         if committed:
             actions.append(f"completed interrupted transaction {txn_dir.name}")
