@@ -20,7 +20,7 @@ import pyoxigraph
 
 from .. import jsonio, limits
 from ..errors import FormatError, IntegrityError, LimitExceededError, OntoskillsError
-from ..fsutil import CHUNK, make_dirs, set_executable
+from ..fsutil import CHUNK, make_dirs, remove_file, set_executable
 from ..lockfile import LockedFile
 from ..paths import Cache
 from ..safety import find_hidden_unicode, safe_join
@@ -119,7 +119,7 @@ class PackageFetcher:
         if f.sha256 and self.cache.blob(f.sha256).is_file():
             sha, size = _copy_verified(self.cache.blob(f.sha256), dest)
             if sha != f.sha256:  # a corrupted cache entry: drop it and fetch for real
-                self.cache.blob(f.sha256).unlink(missing_ok=True)
+                remove_file(self.cache.blob(f.sha256))
                 sha = None
         if sha is None:
             relpath = f"{plan.package_root}/{f.path}" if plan.package_root else f.path
