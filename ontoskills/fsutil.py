@@ -41,21 +41,22 @@ def guard_root(root: Path) -> None:
 
 
 def _guarded(path: Path) -> tuple[str, list[str]] | None:
-    """(the deepest guarded root holding path, the components below it) or None."""
+    """(the deepest guarded root holding path, the components below it) or None.
+
+    Walks the path as given (not normalised): a root given as `/x/../home` still matches, and
+    a `..` below a root is seen, never folded away (the OS would follow a link before it)."""
     if not _GUARDED:
         return None
-    norm = os.path.abspath(path)
-    probe = norm
-    while True:
-        if probe in _GUARDED:
-            rel = norm[len(probe) :].lstrip(os.sep)
-            if ".." in Path(path).parts:  # never produced by our code: refuse, do not guess
-                raise UnsafePathError(f"unsafe path {str(path)!r}: '..' under {probe}")
-            return probe, [p for p in rel.split(os.sep) if p]
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return None
-        probe = parent
+    raw = Path(path).absolute()
+    parts = raw.parts
+    for depth in range(len(parts), 0, -1):
+        root = os.path.abspath(Path(*parts[:depth]))
+        if root in _GUARDED:
+            below = list(parts[depth:])
+            if ".." in below:  # never produced by our code: refuse, do not guess
+                raise UnsafePathError(f"unsafe path {str(path)!r}: '..' under {root}")
+            return root, below
+    return None
 
 
 def check_path(path: Path, *, leaf: bool = True) -> Path:

@@ -40,6 +40,12 @@ def expand_user(raw: str | os.PathLike[str]) -> Path:
         ) from None
 
 
+def _absolute(raw: str | os.PathLike[str]) -> Path:
+    """Absolute and normalised (`--home ../h` is `/x/h`): paths we record (the journal's
+    lockfile, mcp-config's arguments) and compare must not depend on how they were typed."""
+    return Path(os.path.abspath(expand_user(raw)))
+
+
 @dataclass(frozen=True)
 class Home:
     """The home. Every folder in it is untrusted input: a symlink planted at any of them is
@@ -53,7 +59,7 @@ class Home:
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Home:
         raw = explicit or os.environ.get(ENV_HOME) or Path.home() / ".ontoskills"
-        return cls(expand_user(raw).absolute())
+        return cls(_absolute(raw))
 
     @property
     def ontologies(self) -> Path:
@@ -102,7 +108,7 @@ class Home:
 
     def lockfile(self, explicit: str | os.PathLike[str] | None = None) -> Path:
         raw = explicit or os.environ.get(ENV_LOCKFILE)
-        return expand_user(raw).absolute() if raw else self.default_lockfile
+        return _absolute(raw) if raw else self.default_lockfile
 
 
 @dataclass(frozen=True)
@@ -117,7 +123,7 @@ class Cache:
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Cache:
         raw = explicit or os.environ.get(ENV_CACHE) or platformdirs.user_cache_dir("ontoskills")
-        return cls(expand_user(raw).absolute())
+        return cls(_absolute(raw))
 
     @property
     def blobs(self) -> Path:

@@ -79,7 +79,7 @@ class Transaction:
         new_sha = sha256_bytes(new_lock) if new_lock is not None else None
         for i, op in enumerate(self.ops):
             op.backup = f"old/{i}"
-        journal = Journal("swapping", str(lock_path), old_sha, new_sha, self.ops)
+        journal = Journal("swapping", os.path.abspath(lock_path), old_sha, new_sha, self.ops)
         atomic_write_bytes(self.dir / JOURNAL, journal.to_bytes())
         try:
             self._swap(lock_path, new_lock)

@@ -421,3 +421,53 @@ def test_a_planted_lock_owner_cannot_write_escapes_to_the_terminal(
     assert proc.returncode == 1, proc.stderr
     assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
     assert "locked by pid ?" in proc.stderr
+
+
+# A transaction killed (os._exit, like SIGKILL) at its second rename: the journal is written,
+# nothing moved yet. The home and lockfile are given as typed, with `..` in them.
+KILLED_CHILD = r"""
+import os, sys
+from ontoskills.paths import Home
+from ontoskills.install import transaction as t
+home = Home.resolve(sys.argv[1]); lock = home.lockfile(sys.argv[2])
+txn = t.Transaction(home)
+staged = txn.stage_dir("a/b"); (staged / "f.txt").write_text("new")
+txn.replace(home.package_dir("a/b"), staged)
+real, calls = os.replace, [0]
+def replace(a, b):
+    calls[0] += 1
+    if calls[0] == 2:
+        os._exit(9)
+    return real(a, b)
+t.os.replace = replace
+import ontoskills.fsutil as f
+f.os.replace = replace
+txn.commit(lock, b"new lock\n")
+"""
+
+
+def test_a_journal_for_a_lockfile_typed_with_dotdot_still_recovers(tmp_path: Path) -> None:
+    """`--home x/../home --lockfile x/../home/my.lock`: the journal records the normalised
+    path, so the strict journal check does not refuse our own interrupted transaction."""
+    from ontoskills.install.transaction import recover
+    from ontoskills.paths import Home
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home/my.lock").write_text("old lock\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_CHILD, "x/../home", "x/../home/my.lock"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 9, proc.stderr
+    journals = list((tmp_path / "home/.staging").glob("*/journal.json"))
+    assert len(journals) == 1
+    assert json.loads(journals[0].read_text())["lockfile"] == str(tmp_path / "home/my.lock")
+    home = Home(tmp_path / "home")
+    actions = recover(home, tmp_path / "home/my.lock")
+    assert any("rolled back" in a for a in actions), actions
+    assert not (tmp_path / "home/ontologies/author/a/b").exists()
+    assert (tmp_path / "home/my.lock").read_text() == "old lock\n"
