@@ -70,13 +70,14 @@ def _render(title: str, modules: list[Path]) -> bytes:
 
 
 def write_reference_indexes(home: Home, lock: Lockfile) -> None:
+    """Write both files; one that already holds these bytes is left alone (no new inode)."""
     local = _local_modules(home)
     make_dirs(home.system_dir)
-    atomic_write_bytes(
-        home.system_dir / "index.enabled.ttl",
-        _render("OntoSkills enabled skills", _modules(home, lock, enabled_only=True) + local),
-    )
-    atomic_write_bytes(
-        home.system_dir / "index.installed.ttl",
-        _render("OntoSkills installed skills", _modules(home, lock, enabled_only=False) + local),
-    )
+    for name, title, enabled_only in (
+        ("index.enabled.ttl", "OntoSkills enabled skills", True),
+        ("index.installed.ttl", "OntoSkills installed skills", False),
+    ):
+        data = _render(title, _modules(home, lock, enabled_only=enabled_only) + local)
+        path = home.system_dir / name
+        if not (path.is_file() and not path.is_symlink() and path.read_bytes() == data):
+            atomic_write_bytes(path, data)

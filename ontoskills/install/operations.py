@@ -90,8 +90,11 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
             # The lock on disk is the truth whether or not this command got anywhere: a
             # run killed between writing index.enabled.ttl and index.installed.ttl, then
             # re-run and refused ("not installed"), must still leave them in step
-            # (found by kill_loop.py's kill-at-a-rename iterations).
-            _refresh_reference_indexes(session, Report())
+            # (found by kill_loop.py's kill-at-a-rename iterations). Files already right
+            # are not rewritten, and a home without a lock gets none: a failed first
+            # install still writes nothing.
+            if session.lockfile_path.exists():
+                _refresh_reference_indexes(session, Report())
             raise
         else:
             _refresh_reference_indexes(session, report)
