@@ -22,8 +22,14 @@ from ..lockfile import LockedPackage, Lockfile, load, package_integrity
 from ..manifest import tier_rank
 from ..safety import parse_spec
 from . import homelock
-from .compat import write_reference_indexes
+from .compat import (
+    clear_reference_indexes_pending,
+    mark_reference_indexes_pending,
+    reference_indexes_pending,
+    write_reference_indexes,
+)
 from .fetch import PackageFetcher
+from .journal import lock_sha
 from .resolve import PackagePlan, check_min_trust, check_skills_exist, plan_from_lock, resolve
 from .session import Session, lock_registry_name
 from .state import describe, package_drift
@@ -82,32 +88,34 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
         homelock.hold_lockfile(session.lockfile_path, on_wait=session.reporter.note),
     ):
         report.recovered = recover(session.home, session.lockfile_path)
+        # A run killed after its commit but before both system/index.*.ttl were rewritten
+        # (found by kill_loop.py's kill-at-a-rename iterations): the lock on disk is the
+        # truth, so bring them in step before anything else.
+        if reference_indexes_pending(session.home) and _refresh_reference_indexes(session, report):
+            report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
         for line in report.recovered:
             session.reporter.warn(line)
+        lock_before = lock_sha(session.lockfile_path)
+        mark_reference_indexes_pending(session.home)
         try:
             yield report
-        except Exception:
-            # The lock on disk is the truth whether or not this command got anywhere: a
-            # run killed between writing index.enabled.ttl and index.installed.ttl, then
-            # re-run and refused ("not installed"), must still leave them in step
-            # (found by kill_loop.py's kill-at-a-rename iterations). Files already right
-            # are not rewritten, and a home without a lock gets none: a failed first
-            # install still writes nothing.
-            if session.lockfile_path.exists():
-                _refresh_reference_indexes(session, Report())
-            raise
-        else:
             _refresh_reference_indexes(session, report)
+        except BaseException:
+            if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
+                clear_reference_indexes_pending(session.home)
+            raise
         finally:
             session.close()
 
 
-def _refresh_reference_indexes(session: Session, report: Report) -> None:
-    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure)."""
+def _refresh_reference_indexes(session: Session, report: Report) -> bool:
+    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure).
+    True when a file was rewritten."""
     try:
-        write_reference_indexes(session.home, load(session.lockfile_path))
+        return write_reference_indexes(session.home, load(session.lockfile_path))
     except (OSError, OntoskillsError) as exc:
         report.warnings.append(f"could not refresh system/index.enabled.ttl: {exc}")
+        return False
 
 
 def embeddings_before_commit(
