@@ -143,7 +143,9 @@ def hold_lockfile(
     while its folder is stable, needs no extra file in a user's project, and its flock is
     released by the kernel when the holder dies.
     """
-    folder = make_dirs(write_target(lock_path).parent)
+    folder = write_target(lock_path).parent
+    if folder == lock_path.parent:  # our own default or --lockfile folder: create it
+        make_dirs(folder)  # (a symlink's target folder is the user's: never created)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
