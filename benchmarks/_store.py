@@ -17,6 +17,7 @@ from ontoskills.install.operations import InstallOptions, install  # noqa: E402
 from ontoskills.install.session import Session  # noqa: E402
 from ontoskills.manifest import parse_index  # noqa: E402
 from ontoskills.paths import Cache, Home  # noqa: E402
+from ontoskills.registries import RegistryConfig, detect_kind  # noqa: E402
 from ontoskills.sources import SourceOptions  # noqa: E402
 
 
@@ -29,13 +30,19 @@ def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
     vectors and the model (`install --model`), which derives vectors for modules without."""
     home = Home(work / "home")
     cache = Cache(work / "cache")
+    # Configured, not ad-hoc: an ad-hoc --registry is capped at community (issue 13 class
+    # 9), and search ranks by the index's tiers as a user who added the registry sees them.
+    config = Config(path=home.config_file)
+    url = str(registry.absolute())
+    config.registries.append(RegistryConfig("bench", url, detect_kind(url), None))
+    config.save()
     session = Session(
         home=home,
         cache=cache,
-        config=Config(path=home.config_file),
+        config=config,
         lockfile_path=home.default_lockfile,
         options=SourceOptions(cache=cache),
-        registry_override=str(registry),
+        registry_override="bench",
     )
     packages = [
         e.package_id

@@ -1,5 +1,7 @@
-"""Long fuzz run: the property tests of tests/hardening/test_fuzz_parsers.py under the `slow`
-hypothesis profile (5,000 examples per property by default instead of 150 in CI).
+"""Long fuzz run: the property tests of tests/hardening/test_fuzz_parsers.py (registry
+files, lockfile, config) and test_fuzz_inputs.py (environment values, Retry-After, git refs,
+hidden text, the JSON value budget, path collisions, the serve stdin screen) under the
+`slow` hypothesis profile (5,000 examples per property by default instead of 150 in CI).
 
     python benchmarks/fuzz.py [--examples 5000]
 
@@ -36,6 +38,7 @@ def main() -> None:
             "no:cacheprovider",
             "--hypothesis-show-statistics",
             "tests/hardening/test_fuzz_parsers.py",
+            "tests/hardening/test_fuzz_inputs.py",
         ],
         cwd=REPO,
         env=env,

@@ -4,10 +4,17 @@ then `registry verify` must pass and the registry must equal an uninterrupted pu
 index.json bytes, every file of the package, (git) HEAD's tree and a clean work tree with no
 staging folder or temp file left.
 
-    python benchmarks/kill_publish.py [--iterations 50] [--seed 1] [--kinds git,folder,sparse]
+    python benchmarks/kill_publish.py [--iterations 50] [--seed 1]
+                                      [--kinds git,folder,sparse,hostile]
 
 The start registry already holds big/pkg 1.0.0 (160 assets, ~2 MB, so a kill can land in
-the copy, the swap, the index write or the commit); each iteration publishes 2.0.0.
+the copy, the swap, the index write or the commit, plus text files with CRLF, mixed line
+endings and `$Id$` that git filters would rewrite); each iteration publishes 2.0.0. The
+`hostile` registry is a sparse git registry with every setting of tests/helpers/gitsettings.py
+(.gitattributes eol/text/ident/filter, .gitignore, info/exclude, core.autocrlf/safecrlf): it
+must still converge to the exact bytes. The work tree is compared with HEAD byte for byte
+(publish/worktree.py); `git status` too, except for `hostile`, where git's own filters make
+status report files whose bytes are exactly the commit's.
 tests/hardening/test_kill_publish.py runs a handful of the same iterations in CI.
 """
 
@@ -34,13 +41,15 @@ import pygit2
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from ontoskills.publish.worktree import worktree_differences  # noqa: E402
+from tests.helpers.gitsettings import ALL, TRICKY_ASSETS, make_hostile  # noqa: E402
 from tests.helpers.registry import PackageSpec, SkillSpec, write_package  # noqa: E402
 
 PKG = "big/pkg"
 VERSION_EXISTS = 2  # VersionConflictError (a usage error): the kill landed after the commit
 Snapshot = dict[str, str]
 # registry kinds: `registry init` flags (sparse: git + the per-package index/, docs/SCALING.md)
-INIT_FLAGS = {"git": [], "folder": ["--no-git"], "sparse": ["--sparse"]}
+INIT_FLAGS = {"git": [], "folder": ["--no-git"], "sparse": ["--sparse"], "hostile": ["--sparse"]}
 
 
 def package_spec(version: str) -> PackageSpec:
@@ -51,6 +60,8 @@ def package_spec(version: str) -> PackageSpec:
         for i in range(40)
         for j in range(4)
     }
+    for rel, (data, executable) in TRICKY_ASSETS.items():
+        assets[f"tricky/{rel}"] = (data + version.encode(), executable)
     return PackageSpec(PKG, skills, version=version, assets=assets, files_array=True)
 
 
@@ -60,9 +71,10 @@ def make_package(base: Path, version: str) -> Path:
     return base / f"src-{version}" / "packages" / PKG
 
 
-def snapshot(reg: Path) -> Snapshot:
+def snapshot(reg: Path, git_status: bool = True) -> Snapshot:
     """Every file outside .git (path -> sha256 + exec bit); for git also HEAD's tree id,
-    whether the work tree is clean, and whether a commit is in progress (index.lock)."""
+    how the work tree differs from it (bytes; and `git status` unless told not to), and
+    whether a commit is in progress (index.lock)."""
     out: Snapshot = {}
     for p in sorted(reg.rglob("*")):
         rel = p.relative_to(reg)
@@ -73,8 +85,10 @@ def snapshot(reg: Path) -> Snapshot:
     if (reg / ".git").exists():
         repo = pygit2.Repository(str(reg))
         out["HEAD^{tree}"] = str(repo.head.peel(pygit2.Commit).tree_id)
-        dirty = {k: v for k, v in repo.status().items() if v != pygit2.GIT_STATUS_CURRENT}
-        out["STATUS"] = repr(sorted(dirty.items()))
+        out["WORKTREE"] = repr([str(d) for d in worktree_differences(reg)])
+        if git_status:
+            dirty = {k: v for k, v in repo.status().items() if v != pygit2.GIT_STATUS_CURRENT}
+            out["STATUS"] = repr(sorted(dirty.items()))
         out["LOCKS"] = repr(sorted(p.name for p in (reg / ".git").rglob("*.lock")))
     return out
 
@@ -131,6 +145,8 @@ def world(base: Path, kinds: tuple[str, ...]) -> Iterator[World]:
     for kind in kinds:
         start = base / f"start-{kind}"
         _must(w.cli("registry", "init", str(start), *INIT_FLAGS[kind]))
+        if kind == "hostile":
+            make_hostile(start, ALL)
         _must(w.cli("publish", str(v1), "--registry", str(start)))
         w.starts[kind] = start
         ref = base / f"ref-{kind}"
@@ -138,7 +154,9 @@ def world(base: Path, kinds: tuple[str, ...]) -> Iterator[World]:
         t = time.perf_counter()
         _must(w.cli(*w.publish_args(ref)))
         w.seconds[kind] = time.perf_counter() - t
-        w.refs[kind] = snapshot(ref)
+        w.refs[kind] = snapshot(ref, kind != "hostile")
+        if w.refs[kind].get("WORKTREE", "[]") != "[]":
+            raise RuntimeError(f"{kind}: work tree differs after a clean publish")
         verify = w.cli("registry", "verify", str(ref))
         _must(verify)
     yield w
@@ -161,7 +179,7 @@ def one_iteration(w: World, kind: str, rng: random.Random, reg: Path) -> Outcome
     if reg.exists():
         shutil.rmtree(reg)
     shutil.copytree(w.starts[kind], reg, symlinks=True)
-    old = snapshot(reg)
+    old = snapshot(reg, kind != "hostile")
     want = w.refs[kind]
     proc = subprocess.Popen(
         w.argv(*w.publish_args(reg)),
@@ -174,7 +192,7 @@ def one_iteration(w: World, kind: str, rng: random.Random, reg: Path) -> Outcome
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     killed = proc.returncode == -signal.SIGKILL
-    after = snapshot(reg)
+    after = snapshot(reg, kind != "hostile")
     state = "old" if after == old else "new" if after == want else "partial"
     phase = _phase(after, old, want) if state == "partial" else state
     rerun = w.cli(*w.publish_args(reg))
@@ -189,7 +207,7 @@ def one_iteration(w: World, kind: str, rng: random.Random, reg: Path) -> Outcome
     verify = w.cli("registry", "verify", str(reg))
     if verify.returncode != 0:
         why.append(f"verify exit {verify.returncode}: {verify.stderr.strip()[-300:]}")
-    got = snapshot(reg)
+    got = snapshot(reg, kind != "hostile")
     why += sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
     return Outcome(
         killed,

@@ -19,7 +19,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from ontoskills.config import RegistryConfig  # noqa: E402
 from ontoskills.manifest import parse_index  # noqa: E402
 from ontoskills.paths import Cache  # noqa: E402
 from ontoskills.publish.gitops import Author  # noqa: E402
@@ -28,6 +27,7 @@ from ontoskills.publish.publish import PublishOptions, publish  # noqa: E402
 from ontoskills.publish.registry import init_registry  # noqa: E402
 from ontoskills.publish.skillmd import convert  # noqa: E402
 from ontoskills.publish.verify import verify_registry  # noqa: E402
+from ontoskills.registries import RegistryConfig  # noqa: E402
 from ontoskills.sources import SourceOptions, open_source  # noqa: E402
 
 

@@ -1,9 +1,10 @@
 """Search speed and memory: query latency p50/p99 (measured in-process, as the server sees
 it), cold start to first answer, peak RSS, index build time.
 
-    python benchmarks/search.py [--sizes 1000,10000] [--queries N]
+    python benchmarks/search.py [--sizes 1000,10000] [--queries N] [--no-full]
 
-Catalogs: the shared OntoStore subset (51 skills, stored vectors + real model) and synthetic
+Catalogs: the shared OntoStore subset (51 skills, stored vectors + real model), the full
+registry (../shared/ontostore-full: 626 skills, every one enabled, real model) and synthetic
 registries of N skills (text sampled from the OntoStore vocabulary) installed through the
 real install pipeline, without a model in the home (so the build does not encode 3N
 intents); their semantic row ranks random unit intent vectors (3 per skill) with the real
@@ -155,7 +156,7 @@ def measure(label: str, home: Home, n_queries: int, rows: list, model: Path | No
             [],
             {},
         )
-        ranker = Ranker(fake, BM25Index, config.trust_weights)
+        ranker = Ranker(fake, BM25Index, config.search.trust_weights)
         enc = Encoder(model / "model.onnx", model / "tokenizer.json")
 
         def run(q: str, mode: str) -> None:
@@ -185,6 +186,10 @@ def main() -> None:
         work = Path(tmp)
         home = install_store(work / "store", store, model=model)
         measure("ontostore", home, n_queries, rows)
+        full = shared / "ontostore-full"
+        if "--no-full" not in argv and (full / "index.json").is_file():
+            home = install_store(work / "full", full, model=model)
+            measure("ontostore-full", home, n_queries, rows)
         vocab = store_vocab(store)
         for n in sizes:
             reg = synthetic_registry(work / f"reg{n}", n, vocab)

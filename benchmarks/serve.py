@@ -185,7 +185,7 @@ def main() -> None:
     if lookup_lat:
         rows.append(
             (
-                "lookup (full context) p50 / p99",
+                "lookup (overview) p50 / p99",
                 f"{pct(lookup_lat, 0.5):.2f} / {pct(lookup_lat, 0.99):.2f} ms",
             )
         )

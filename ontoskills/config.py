@@ -15,25 +15,32 @@ revision = "<commit>"
 path = "/opt/models/minilm"         # a local folder with model.onnx + tokenizer.json
 threads = 1
 
+[serve]
+context_budget = 12000             # chars of one `ontoskill` answer (text + structured JSON)
+
 [network]
-timeout = 30
+timeout = 30                        # seconds per connect/read
 retries = 4
 parallel = 8
+deadline = 90                       # total seconds of network work per command
 """
 
 from __future__ import annotations
 
+import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import tomli_w
 
+from . import envvars, limits
+from .choices import Choice
 from .errors import ConfigError
 from .fsutil import atomic_write_through
-from .manifest import TIERS
+from .manifest import LOCAL_TIER, Tier
+from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
 from .safety import is_valid_name
 
 if sys.version_info >= (3, 11):
@@ -43,46 +50,94 @@ else:  # pragma: no cover
 
 DEFAULT_REGISTRY_NAME = "ontostore"
 DEFAULT_REGISTRY_URL = "https://github.com/mareasw/ontostore.git"
-KINDS = ("http", "folder", "git")
-SEARCH_MODES = ("auto", "bm25", "semantic", "hybrid")
-DEFAULT_TRUST_WEIGHTS = {"local": 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
+DEFAULT_TRUST_WEIGHTS = {LOCAL_TIER: 1.0, "official": 1.2, "verified": 1.0, "community": 0.8}
+# One `ontoskill` answer (text + structuredContent JSON), in characters: ~3k tokens by default.
+# Below the minimum a long skill id plus page headers would not leave room for content.
+DEFAULT_CONTEXT_BUDGET = 12_000
+MIN_CONTEXT_BUDGET = 2_000
+MAX_CONTEXT_BUDGET = 1_000_000
+# A registry used without `registry add` (`--registry URL`, ONTOSKILLS_REGISTRY, or a lock
+# naming one no longer configured) is capped here: a one-off index cannot call itself official.
+ADHOC_TRUST = Tier.COMMUNITY.value
 
 
-@dataclass(frozen=True)
-class RegistryConfig:
-    name: str
-    url: str
-    kind: str
-    trust: str | None = None
+class SearchMode(Choice):
+    """`[search] mode`, `search --mode`, `serve --mode` (auto: hybrid when the model and
+    vectors are installed, else bm25)."""
 
-    def __post_init__(self) -> None:
-        # Credentials in a URL would end up in the lockfile, config and error messages.
-        parts = urlsplit(self.url) if "://" in self.url else None
-        if parts is not None and (
-            parts.password is not None
-            or (parts.username is not None and parts.scheme in ("http", "https", "git+https"))
-        ):
-            raise ConfigError(
-                f"registry {self.name}: the URL contains credentials",
-                hint="remove them from the URL and set ONTOSKILLS_TOKEN (or GITHUB_TOKEN) instead",
-            )
+    AUTO = "auto"
+    BM25 = "bm25"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+# ----------------------------------------------------------------------- typed tables
+# Each table is parsed and checked once, here; a wrong value is exit 2 naming the key. Keys
+# we do not know are kept (`extra`) and written back by `save()`, as are the keys the file
+# set (`given`) even at their default value: `registry add` must not rewrite a user's file.
+
+
+@dataclass
+class _Table:
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    given: frozenset[str] = field(default_factory=frozenset, repr=False)
 
     def to_toml(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"url": self.url, "kind": self.kind}
-        if self.trust:
-            out["trust"] = self.trust
+        out = dict(self.extra)
+        for f in fields(self):
+            if f.name in ("extra", "given"):
+                continue
+            value = getattr(self, f.name)
+            default = f.default_factory() if callable(f.default_factory) else f.default
+            if value is not None and (f.name in self.given or value != default):
+                out[f.name] = value.value if isinstance(value, Choice) else value
         return out
+
+
+@dataclass
+class SearchSettings(_Table):
+    mode: SearchMode = SearchMode.AUTO
+    # every tier's weight: the defaults with the file's values over them
+    trust_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TRUST_WEIGHTS))
+
+
+@dataclass
+class EmbeddingsSettings(_Table):
+    model: str | None = None  # hub repository id (default: embeddings' pinned MiniLM)
+    revision: str | None = None  # hub commit (default: the pinned one)
+    path: str | None = None  # a local folder with model.onnx + tokenizer.json (`model_path`)
+    threads: int | None = None  # ONNX Runtime threads (else ONTOSKILLS_ENCODER_THREADS)
+
+    def to_toml(self) -> dict[str, Any]:
+        out = super().to_toml()
+        if "model_path" in self.given and "path" in out:  # written back as the user spelled it
+            out["model_path"] = out.pop("path")
+        return out
+
+
+@dataclass
+class NetworkSettings(_Table):
+    timeout: float = 30.0  # seconds per connect/read
+    retries: int = 4
+    parallel: int = 8
+    deadline: float = float(envvars.VARS[envvars.NETWORK_DEADLINE].default)
+    allow_insecure_http: bool = False
+
+
+@dataclass
+class ServeSettings(_Table):
+    context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one `ontoskill` answer
 
 
 @dataclass
 class Config:
     path: Path
     registries: list[RegistryConfig] = field(default_factory=list)
-    search_mode: str = "auto"
-    trust_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TRUST_WEIGHTS))
-    embeddings: dict[str, Any] = field(default_factory=dict)
-    network: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    embeddings: EmbeddingsSettings = field(default_factory=EmbeddingsSettings)
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level tables, kept
 
     def registry(self, name: str) -> RegistryConfig | None:
         return next((r for r in self.registries if r.name == name), None)
@@ -91,23 +146,22 @@ class Config:
         """Configured registries, or the public OntoStore when none is configured."""
         if self.registries:
             return list(self.registries)
-        return [RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, "git")]
+        return [default_registry()]
+
+    def registry_at(self, url: str) -> RegistryConfig | None:
+        """The configured registry at this location (the built-in OntoStore counts as one):
+        its name and trust cap apply however it is named on the command line."""
+        candidates = [*self.registries, default_registry()]
+        return next((r for r in candidates if same_location(r.url, url)), None)
 
     def to_toml(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.extra)
         if self.registries:
             data["registries"] = {r.name: r.to_toml() for r in self.registries}
-        search: dict[str, Any] = {}
-        if self.search_mode != "auto":
-            search["mode"] = self.search_mode
-        if self.trust_weights != DEFAULT_TRUST_WEIGHTS:
-            search["trust_weights"] = dict(self.trust_weights)
-        if search:
-            data["search"] = search
-        if self.embeddings:
-            data["embeddings"] = dict(self.embeddings)
-        if self.network:
-            data["network"] = dict(self.network)
+        for name in ("search", "embeddings", "network", "serve"):
+            table = getattr(self, name).to_toml()
+            if table:
+                data[name] = table
         return data
 
     def save(self) -> None:
@@ -115,6 +169,11 @@ class Config:
         atomic_write_through(self.path, tomli_w.dumps(self.to_toml()).encode("utf-8"))
 
 
+def default_registry() -> RegistryConfig:
+    return RegistryConfig(DEFAULT_REGISTRY_NAME, DEFAULT_REGISTRY_URL, RegistryKind.GIT)
+
+
+# ---------------------------------------------------------------------------- parsing
 def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
@@ -122,66 +181,194 @@ def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     return value
 
 
-# [network] key -> (type, minimum); checked at load so a typo is exit 2, not a traceback later.
-_NETWORK_NUMBERS: dict[str, tuple[type, float]] = {
-    "timeout": (float, 0.001),
-    "retries": (int, 0),
-    "parallel": (int, 1),
-}
+def _number(
+    table: dict[str, Any],
+    key: str,
+    where: str,
+    name: str,
+    *,
+    integer: bool,
+    low: float,
+    high: float,
+) -> float | None:
+    """A bounded finite number (TOML has `inf` and `nan`: both refused), or None if unset.
+    Integer keys refuse floats (`retries = 2.5`) but are worded "a number" like the others."""
+    if key not in table:
+        return None
+    value = table[key]
+    ok_type = int if integer else (int, float)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, ok_type)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise ConfigError(
+            f"{where}.{key} must be a number from {low:g} to {high:g}, got {value!r}",
+            hint=f"fix or delete the [{name}] table",
+        )
+    return value
 
 
-def _check_network(network: dict[str, Any], path: Path) -> None:
-    for key, (kind, minimum) in _NETWORK_NUMBERS.items():
-        if key not in network:
-            continue
-        value = network[key]
-        ok_type = (int, float) if kind is float else int
-        if isinstance(value, bool) or not isinstance(value, ok_type) or value < minimum:
-            raise ConfigError(
-                f"{path}: network.{key} must be a number >= {minimum:g}, got {value!r}",
-                hint="fix or delete the [network] table",
-            )
+def _string(table: dict[str, Any], key: str, where: str, name: str) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(
+            f"{where}.{key} must be a string, got {value!r}",
+            hint=f"fix or delete the [{name}] table",
+        )
+    return value or None  # an empty string means unset, as before
 
 
-def load_config(path: Path) -> Config:
-    if not path.exists():
-        return Config(path=path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})", hint="fix or delete the file") from None
-    cfg = Config(path=path)
+def _choice(table: dict[str, Any], key: str, where: str, kind: type[Choice]) -> Choice | None:
+    if key not in table:
+        return None
+    value = kind.get(table[key])
+    if value is None:
+        raise ConfigError(f"{where}.{key} must be one of {kind.listed()}, got {table[key]!r}")
+    return value
+
+
+def _known(table: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in table.items() if k not in keys}
+
+
+def _registries(data: dict[str, Any], path: Path) -> list[RegistryConfig]:
+    out = []
     for name, raw in _table(data, "registries", str(path)).items():
         if not is_valid_name(name):
             raise ConfigError(f"{path}: invalid registry name {name!r}")
         if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
             raise ConfigError(f"{path}: registries.{name} needs a string 'url'")
-        kind = raw.get("kind")
-        if kind is not None and kind not in KINDS:
-            raise ConfigError(f"{path}: registries.{name}.kind must be one of {', '.join(KINDS)}")
-        trust = raw.get("trust")
-        if trust is not None and trust not in TIERS:
-            raise ConfigError(f"{path}: registries.{name}.trust must be one of {', '.join(TIERS)}")
-        from .sources import detect_kind  # local import: sources imports config types
-
-        cfg.registries.append(
-            RegistryConfig(name, raw["url"], kind or detect_kind(raw["url"]), trust)
+        where = f"{path}: registries.{name}"
+        kind = _choice(raw, "kind", where, RegistryKind) if raw.get("kind") is not None else None
+        trust = _choice(raw, "trust", where, Tier) if raw.get("trust") is not None else None
+        out.append(
+            RegistryConfig(
+                name,
+                raw["url"],
+                kind or detect_kind(raw["url"]),
+                None if trust is None else str(trust),
+            )
         )
-    search = _table(data, "search", str(path))
-    mode = search.get("mode", "auto")
-    if mode not in SEARCH_MODES:
-        raise ConfigError(f"{path}: search.mode must be one of {', '.join(SEARCH_MODES)}")
-    cfg.search_mode = mode
-    weights = search.get("trust_weights", {})
+    return out
+
+
+def _search(data: dict[str, Any], path: Path) -> SearchSettings:
+    table = _table(data, "search", str(path))
+    where = f"{path}: search"
+    mode = _choice(table, "mode", where, SearchMode)
+    weights = table.get("trust_weights", {})
     if not isinstance(weights, dict) or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in weights.values()
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in weights.values()
     ):
-        raise ConfigError(f"{path}: search.trust_weights must map tiers to numbers >= 0")
-    cfg.trust_weights = {**DEFAULT_TRUST_WEIGHTS, **{k: float(v) for k, v in weights.items()}}
-    cfg.embeddings = _table(data, "embeddings", str(path))
-    cfg.network = _table(data, "network", str(path))
-    _check_network(cfg.network, path)
-    cfg.extra = {
-        k: v for k, v in data.items() if k not in ("registries", "search", "embeddings", "network")
-    }
-    return cfg
+        raise ConfigError(f"{where}.trust_weights must map tiers to numbers >= 0")
+    keys = ("mode", "trust_weights")
+    return SearchSettings(
+        mode=SearchMode(mode or SearchMode.AUTO),
+        trust_weights={**DEFAULT_TRUST_WEIGHTS, **{k: float(v) for k, v in weights.items()}},
+        extra=_known(table, keys),
+        given=frozenset(k for k in keys if k in table),
+    )
+
+
+def _embeddings(data: dict[str, Any], path: Path) -> EmbeddingsSettings:
+    table = _table(data, "embeddings", str(path))
+    where = f"{path}: embeddings"
+    threads = _number(table, "threads", where, "embeddings", integer=True, low=1, high=256)
+    keys = ("model", "revision", "path", "model_path", "threads")
+    return EmbeddingsSettings(
+        model=_string(table, "model", where, "embeddings"),
+        revision=_string(table, "revision", where, "embeddings"),
+        # `model_path` is the older spelling of `path`; `path` wins when both are set
+        path=_string(table, "path", where, "embeddings")
+        or _string(table, "model_path", where, "embeddings"),
+        threads=None if threads is None else int(threads),
+        extra=_known(table, keys),
+        given=frozenset(k for k in keys if k in table),
+    )
+
+
+# [network] key -> (integer, minimum, maximum): a typo is exit 2 here, not a traceback later.
+_NETWORK_NUMBERS: dict[str, tuple[bool, float, float]] = {
+    "timeout": (False, 0.001, 3600),
+    "retries": (True, 0, 100),
+    "parallel": (True, 1, 64),
+    "deadline": (False, 0.001, 86400),
+}
+
+
+def _network(data: dict[str, Any], path: Path) -> NetworkSettings:
+    table = _table(data, "network", str(path))
+    where = f"{path}: network"
+    settings = NetworkSettings(
+        extra=_known(table, (*_NETWORK_NUMBERS, "allow_insecure_http")),
+        given=frozenset(k for k in (*_NETWORK_NUMBERS, "allow_insecure_http") if k in table),
+    )
+    for key, (integer, low, high) in _NETWORK_NUMBERS.items():
+        value = _number(table, key, where, "network", integer=integer, low=low, high=high)
+        if value is not None:
+            setattr(settings, key, value)
+    insecure = table.get("allow_insecure_http", False)
+    if not isinstance(insecure, bool):  # "false" is a string, and strings are true
+        raise ConfigError(
+            f"{where}.allow_insecure_http must be true or false, got {insecure!r}",
+            hint="fix or delete the [network] table",
+        )
+    settings.allow_insecure_http = insecure
+    return settings
+
+
+def check_context_budget(value: object, where: str) -> int:
+    """A budget in characters, or ConfigError naming `where` (a flag or a config key)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not MIN_CONTEXT_BUDGET <= value <= MAX_CONTEXT_BUDGET
+    ):
+        raise ConfigError(
+            f"{where} must be an integer from {MIN_CONTEXT_BUDGET:,} to "
+            f"{MAX_CONTEXT_BUDGET:,} characters, got {value!r}",
+            hint=f"the default is {DEFAULT_CONTEXT_BUDGET} (about 3,000 tokens)",
+        )
+    return value
+
+
+def _serve(data: dict[str, Any], path: Path) -> ServeSettings:
+    table = _table(data, "serve", str(path))
+    settings = ServeSettings(
+        extra=_known(table, ("context_budget",)),
+        given=frozenset(k for k in ("context_budget",) if k in table),
+    )
+    if "context_budget" in table:
+        where = f"{path}: serve.context_budget"
+        settings.context_budget = check_context_budget(table["context_budget"], where)
+    return settings
+
+
+TABLES = ("registries", "search", "embeddings", "network", "serve")
+
+
+def load_config(path: Path) -> Config:
+    try:  # a FIFO or /dev/zero planted as config.toml must not hang or fill memory
+        raw = limits.read_regular_file(
+            path, limits.MAX_CONFIG_BYTES, what="config file", error=ConfigError
+        )
+    except FileNotFoundError:
+        return Config(path=path)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})", hint="fix or delete the file") from None
+    return Config(
+        path=path,
+        registries=_registries(data, path),
+        search=_search(data, path),
+        embeddings=_embeddings(data, path),
+        network=_network(data, path),
+        serve=_serve(data, path),
+        extra={k: v for k, v in data.items() if k not in TABLES},
+    )

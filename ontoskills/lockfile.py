@@ -17,9 +17,10 @@ from typing import Any
 
 import tomli_w
 
+from . import limits
 from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
-from .manifest import SHA256_RE, TIERS
+from .manifest import SHA256_RE, Tier
 from .safety import check_relpath, is_valid_name, split_package_id
 
 if sys.version_info >= (3, 11):
@@ -258,9 +259,9 @@ def _parse(text: str, path: Path) -> Lockfile:
         where = f"packages.{pid}"
         if not isinstance(p, dict):
             raise _err(path, f"{where} must be a table")
-        tier = p.get("trust_tier")
-        if tier not in TIERS:
-            raise _err(path, f"{where}.trust_tier {tier!r} is not a known tier")
+        tier = Tier.get(p.get("trust_tier"))
+        if tier is None:
+            raise _err(path, f"{where}.trust_tier {p.get('trust_tier')!r} is not a known tier")
         requested = p.get("requested", [pid])
         if not isinstance(requested, list):
             raise _err(path, f"{where}.requested must be an array of specs")
@@ -271,7 +272,7 @@ def _parse(text: str, path: Path) -> Lockfile:
             id=pid,
             version=str(p.get("version", "")),
             registry=str(p.get("registry", "")),
-            trust_tier=tier,
+            trust_tier=tier.value,
             requested=[str(s) for s in requested],
             files=_files(p.get("files", []), path, where),
             skills=dict(skills),
@@ -286,8 +287,20 @@ def _parse(text: str, path: Path) -> Lockfile:
     return lock
 
 
+def read_lock_bytes(path: Path) -> bytes | None:
+    """The lockfile's bytes, None when there is none. A FIFO, a device (`/dev/zero`), a
+    folder or a file over the size limit is a LockFormatError (exit 3), never a hang."""
+    try:
+        return limits.read_regular_file(
+            path, limits.MAX_LOCKFILE_BYTES, what="lockfile", error=LockFormatError
+        )
+    except FileNotFoundError:
+        return None
+
+
 def load(path: Path, *, required: bool = False) -> Lockfile:
-    if not path.exists():
+    data = read_lock_bytes(path)
+    if data is None:
         if required:
             raise LockMissingError(
                 f"no lockfile at {path}",
@@ -295,7 +308,7 @@ def load(path: Path, *, required: bool = False) -> Lockfile:
             )
         return Lockfile()
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _err(path, "not valid UTF-8") from None
     return parse(text, path)

@@ -11,19 +11,36 @@ A package's own `trust_tier` is kept only as `declared_tier`: the index decides.
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from . import jsonio, limits
+from .choices import Choice
 from .errors import FormatError, LimitExceededError, UnsafePathError
-from .safety import check_name, check_relpath, is_valid_name, split_package_id
+from .safety import (
+    check_name,
+    check_relpath,
+    find_path_collision,
+    is_valid_name,
+    split_package_id,
+)
 
-TIERS = ("community", "verified", "official")
-LOCAL_TIER = "local"
-_TIER_RANK = {"community": 0, "verified": 1, "official": 2, LOCAL_TIER: 2}
+
+class Tier(Choice):
+    """A registry's trust tiers, lowest first (index.json, the lock, `--min-trust`, `--trust`)."""
+
+    COMMUNITY = "community"
+    VERIFIED = "verified"
+    OFFICIAL = "official"
+
+
+LOCAL_TIER = "local"  # skills under ontologies/ outside author/: ranked as official
+_TIER_RANK = {Tier.COMMUNITY: 0, Tier.VERIFIED: 1, Tier.OFFICIAL: 2, LOCAL_TIER: 2}
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _MANIFEST_PATH_RE = re.compile(r"^(?:.*/)?packages/([^/]+)/([^/]+)/package\.json$")
 DEP_PREFIX = "ontoskills-"
@@ -31,7 +48,7 @@ DEP_PREFIX = "ontoskills-"
 
 def normalize_tier(raw: object) -> str:
     """Index tier -> known tier; anything missing or unknown is community."""
-    return raw if isinstance(raw, str) and raw in TIERS else "community"
+    return str(Tier.get(raw) or Tier.COMMUNITY)
 
 
 def tier_rank(tier: str) -> int:
@@ -42,12 +59,6 @@ def cap_tier(tier: str, cap: str | None) -> str:
     if cap is None:
         return tier
     return tier if tier_rank(tier) <= tier_rank(cap) else cap
-
-
-def check_tier_name(tier: str) -> str:
-    if tier not in TIERS:
-        raise FormatError(f"unknown trust tier {tier!r}: expected one of {', '.join(TIERS)}")
-    return tier
 
 
 class _Obj:
@@ -72,19 +83,23 @@ class _Obj:
             )
         return value
 
-    def str(self, key: str, required: bool = True, default: str | None = None) -> Any:
+    # The methods below shadow the builtins inside this class body: their annotations name
+    # `builtins.*` so a type checker does not read `str` as the method.
+    def str(self, key: builtins.str, required: builtins.bool = True, default: Any = None) -> Any:
         return self._get(key, str, required, default)
 
-    def bool(self, key: str, default: bool) -> bool:
+    def bool(self, key: builtins.str, default: builtins.bool) -> builtins.bool:
         return bool(self._get(key, bool, False, default))
 
-    def int(self, key: str, required: bool = True) -> Any:
+    def int(self, key: builtins.str, required: builtins.bool = True) -> Any:
         return self._get(key, int, required, None)
 
-    def list(self, key: str, required: bool = False) -> list[Any]:
+    def list(self, key: builtins.str, required: builtins.bool = False) -> builtins.list[Any]:
         return list(self._get(key, list, required, []))
 
-    def str_list(self, key: str, required: bool = False) -> list[str]:
+    def str_list(
+        self, key: builtins.str, required: builtins.bool = False
+    ) -> builtins.list[builtins.str]:
         items = self.list(key, required)
         for i, item in enumerate(items):
             if not isinstance(item, str):
@@ -155,7 +170,9 @@ def _relative_to_base(url: str, base_url: str | None, where: str) -> str:
 
 
 def parse_index(data: bytes, *, source: str, base_url: str | None = None) -> RegistryIndex:
-    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INDEX_BYTES)
+    raw = jsonio.loads(
+        data, source=source, max_bytes=limits.MAX_INDEX_BYTES, max_items=limits.MAX_INDEX_ITEMS
+    )
     top = _Obj(raw, source)
     entries: list[IndexEntry] = []
     warnings: list[str] = []
@@ -234,6 +251,33 @@ class Manifest:
 
     def skill(self, skill_id: str) -> SkillEntry | None:
         return next((s for s in self.skills if s.id == skill_id), None)
+
+    def owner_of(self, path: str) -> SkillEntry | None:
+        """The skill a package file belongs to, for every reader (install's skill selection,
+        the catalog's sub-modules, assets and intents, intent vectors, the reference index):
+        the skill whose main module it is; else the skill whose folder is the deepest one
+        holding it (the first listed when several share a folder); None for a package-level
+        file. A module's `oc:extends` does not move it: enable/disable and installing one
+        skill act on folders, so the catalog must group files the same way."""
+        mains, folders = self._owners
+        if path in mains:
+            return mains[path]
+        folder = path
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            if folder in folders:
+                return folders[folder]
+        return folders.get("")
+
+    @cached_property
+    def _owners(self) -> tuple[dict[str, SkillEntry], dict[str, SkillEntry]]:
+        # per-path lookups stay O(depth) for the 10,000 files x 5,000 skills a manifest may hold
+        mains: dict[str, SkillEntry] = {}
+        folders: dict[str, SkillEntry] = {}
+        for s in self.skills:
+            mains.setdefault(s.path, s)
+            folders.setdefault(s.dir, s)
+        return mains, folders
 
     def listed_paths(self) -> list[str]:
         """Every path the manifest mentions, for sources that cannot list folders."""
@@ -321,7 +365,7 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
         if len(set(paths)) != len(paths):
             raise FormatError(f"{source}: duplicate paths in 'files'")
     declared = obj.data.get("trust_tier")
-    return Manifest(
+    manifest = Manifest(
         package_id=package_id,
         version=str(version),
         modules=tuple(
@@ -336,6 +380,14 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
         declared_tier=declared if isinstance(declared, str) else None,
         description=obj.str("description", required=False, default="") or "",
     )
+    # 'a' and 'a/b' (or 'A' and 'a') cannot both be files: an OS error at install otherwise
+    collision = find_path_collision([*manifest.listed_paths(), "package.json"])
+    if collision is not None:
+        raise UnsafePathError(
+            f"{source}: {collision[0]!r} and {collision[1]!r} cannot both be files "
+            "(one is the folder of the other, or they differ only in case)"
+        )
+    return manifest
 
 
 # --------------------------------------------------------------------------- intents.json
@@ -356,14 +408,30 @@ class IntentsFile:
 
 
 def parse_intents(data: bytes, *, source: str) -> IntentsFile:
-    raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_INTENTS_BYTES)
+    """Bounded in vectors, dimension and total floats (limits.py), checked before any
+    vector is converted: a hostile file cannot make us build more than ~64 MB of floats."""
+    raw = jsonio.loads(
+        data, source=source, max_bytes=limits.MAX_INTENTS_BYTES, max_items=limits.MAX_INTENTS_ITEMS
+    )
     obj = _Obj(raw, source)
     model = obj.str("model")
     dimension = obj.int("dimension")
-    if not 1 <= dimension <= 8192:
-        raise FormatError(f"{source}: dimension {dimension} out of range")
+    if not 1 <= dimension <= limits.MAX_INTENT_DIMENSION:
+        raise LimitExceededError(
+            f"{source}: dimension {dimension} outside 1..{limits.MAX_INTENT_DIMENSION}"
+        )
+    items = obj.list("intents", required=True)
+    if len(items) > limits.MAX_INTENT_VECTORS:
+        raise LimitExceededError(
+            f"{source}: {len(items)} intent vectors, over the {limits.MAX_INTENT_VECTORS} limit"
+        )
+    if len(items) * dimension > limits.MAX_INTENT_FLOATS:
+        raise LimitExceededError(
+            f"{source}: {len(items)} x {dimension} floats, over the "
+            f"{limits.MAX_INTENT_FLOATS} limit"
+        )
     out = []
-    for i, item in enumerate(obj.list("intents", required=True)):
+    for i, item in enumerate(items):
         it = _Obj(item, f"{source}: intents[{i}]")
         emb = it.list("embedding", required=True)
         if len(emb) != dimension:

@@ -15,14 +15,19 @@ can read what we install:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import platformdirs
 
 from .errors import UsageError
-from .fsutil import guard_root
+from .fsutil import CHUNK, check_path, guard_root, make_dirs, remove_file
 
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
@@ -132,6 +137,77 @@ class Cache:
     def blob(self, sha256: str) -> Path:
         return self.blobs / sha256[:2] / sha256
 
+    # The one reader and writer of cache entries (install/fetch.py, sources/http.py). Entries
+    # are verified on every use, so writes skip fsync: losing one costs a download, no more.
+    def write(self, path: Path, data: bytes) -> None:
+        """Replace `path` (under the cache) by `data`: a unique temp file in `tmp` + rename, so
+        concurrent writers (threads or processes) never see or leave a half-written entry."""
+        self._replace(path, lambda out: out.write(data))
+
+    def store_blob(self, sha256: str, src: bytes | Path) -> None:
+        """Keep `src` (bytes, or a file we just verified) as the blob `sha256` unless there is
+        one already. Bytes that do not hash to `sha256` are not stored."""
+        blob = self.blob(sha256)
+        if blob.is_file():
+            return  # if damaged, the next read drops it (read_blob, copy_blob)
+        digest = hashlib.sha256()
+
+        def fill(out: BinaryIO) -> None:
+            chunks = [src] if isinstance(src, bytes) else _chunks(src)
+            for chunk in chunks:
+                digest.update(chunk)
+                out.write(chunk)
+            if digest.hexdigest() != sha256:
+                raise _Mismatch
+
+        with contextlib.suppress(_Mismatch):
+            self._replace(blob, fill)
+
+    def read_blob(self, sha256: str) -> bytes | None:
+        """The blob's bytes if it is there and intact; a damaged blob is dropped."""
+        try:
+            data = self.blob(sha256).read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            remove_file(self.blob(sha256))
+            return None
+        return data
+
+    def copy_blob(self, sha256: str, dest: Path) -> int | None:
+        """Copy the blob to `dest` (truncated first) and return its size, or None when it is
+        absent or damaged (then dropped; `dest` holds junk the caller overwrites)."""
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            src = open(self.blob(sha256), "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            return None
+        with src, open(dest, "wb") as out:  # errors writing dest are the caller's to map
+            for chunk in _chunks(src):
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != sha256:
+            remove_file(self.blob(sha256))
+            return None
+        return size
+
+    def _replace(self, path: Path, fill: Callable[[BinaryIO], object]) -> None:
+        # the cache is a guarded root: no write through a planted link (fsutil)
+        check_path(path, leaf=False)
+        make_dirs(path.parent)
+        make_dirs(self.tmp)
+        fd, tmp = tempfile.mkstemp(dir=self.tmp, suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                fill(out)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
     @property
     def http_dir(self) -> Path:
         """Per-URL metadata (ETag, body digest) for revalidation and offline use."""
@@ -144,3 +220,16 @@ class Cache:
     @property
     def tmp(self) -> Path:
         return self.root / "tmp"
+
+
+class _Mismatch(Exception):
+    """The bytes offered for a blob do not hash to its name: nothing is stored."""
+
+
+def _chunks(src: Path | BinaryIO) -> Iterator[bytes]:
+    if isinstance(src, Path):
+        with open(src, "rb") as fh:
+            yield from _chunks(fh)
+        return
+    while chunk := src.read(CHUNK):
+        yield chunk

@@ -6,9 +6,11 @@ checks fail closed and raise UnsafePathError (exit 4) with the offending value q
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import UnsafePathError, UsageError
@@ -19,17 +21,53 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 MAX_PATH_LEN = 1024
 MAX_SEGMENT_BYTES = 255
 
-# Characters that render invisibly or reorder text: a classic way to hide instructions
-# from a human reviewer while an agent still reads them.
-_HIDDEN_RANGES = (
-    (0x200B, 0x200F),  # zero-width space/joiners, LRM, RLM
-    (0x202A, 0x202E),  # bidi embeddings and overrides
-    (0x2060, 0x2064),  # word joiner, invisible operators
-    (0x2066, 0x2069),  # bidi isolates
-    (0xFEFF, 0xFEFF),  # zero-width no-break space
-    (0xE0000, 0xE007F),  # tag characters
+# Hidden text: characters that render as nothing (or reorder what is shown) are a classic
+# way to hide instructions from a human reviewer while an agent still reads them. The set
+# is derived from Unicode properties, not listed by hand: every format character (general
+# category Cf: bidi controls, zero-width characters, soft hyphen, U+180E, tags, interlinear
+# annotation, ...) plus the Default_Ignorable_Code_Point ranges of DerivedCoreProperties.txt
+# that are not Cf (below), plus the line/paragraph separators that many viewers do not
+# render as a break. Legitimate uses in context are allowed by `_legitimate`.
+_IGNORABLE_NOT_CF = (
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x115F, 0x1160),  # Hangul choseong / jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180B, 0x180F),  # Mongolian free variation selectors and vowel separator
+    (0x2065, 0x2065),  # reserved (default ignorable)
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF0, 0xFFF8),  # reserved (default ignorable)
+    (0xE0000, 0xE0FFF),  # tags, variation selectors supplement, reserved
 )
-_HIDDEN_RE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _HIDDEN_RANGES) + "]")
+_INVISIBLE_BREAKS = ((0x2028, 0x2029),)  # line and paragraph separators (Zl, Zp)
+# Planes scanned for Cf: the BMP, the SMP and the SSP. Planes 2-3 hold only ideographs and
+# 4-13 are unassigned (tests/hardening/test_hidden_text.py checks all 0x110000 code points).
+_CF_SCAN = (range(0x0000, 0x20000), range(0xE0000, 0xF0000))
+
+
+@functools.cache
+def hidden_ranges() -> tuple[tuple[int, int], ...]:
+    """Code point ranges treated as hidden text (built once, on first use: ~25 ms)."""
+    points = {cp for r in _CF_SCAN for cp in r if unicodedata.category(chr(cp)) == "Cf"}
+    for lo, hi in (*_IGNORABLE_NOT_CF, *_INVISIBLE_BREAKS):
+        points.update(range(lo, hi + 1))
+    ranges: list[tuple[int, int]] = []
+    for cp in sorted(points):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return tuple(ranges)
+
+
+@functools.cache
+def _hidden_re() -> re.Pattern[str]:
+    return re.compile(
+        "["
+        + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in hidden_ranges())
+        + "]"
+    )
 
 
 def is_valid_name(name: object) -> bool:
@@ -76,8 +114,12 @@ def check_relpath(path: object, what: str = "path") -> str:
     """
     if not isinstance(path, str) or not path:
         raise UnsafePathError(f"unsafe {what} {path!r}: expected a non-empty relative path")
-    if len(path) > MAX_PATH_LEN:
-        raise UnsafePathError(f"unsafe {what}: longer than {MAX_PATH_LEN} characters")
+    # bytes, not characters: 1,024 CJK characters are 3,072 bytes, and with the home in
+    # front the OS refuses the whole path (ENAMETOOLONG at 4,096 on Linux)
+    if len(path) > MAX_PATH_LEN or (
+        not path.isascii() and len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_LEN
+    ):
+        raise UnsafePathError(f"unsafe {what}: longer than {MAX_PATH_LEN} bytes")
     if _CONTROL_RE.search(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: control character")
     if "\\" in path:
@@ -89,7 +131,7 @@ def check_relpath(path: object, what: str = "path") -> str:
             raise UnsafePathError(f"unsafe {what} {path!r}: not valid Unicode") from None
     if path.startswith("/") or _SCHEME_RE.match(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: absolute path or URL not allowed")
-    if _HIDDEN_RE.search(path):
+    if not path.isascii() and _hidden_re().search(path):
         raise UnsafePathError(f"unsafe {what} {path!r}: invisible or bidi characters")
     for segment in path.split("/"):
         if segment in ("", ".", ".."):
@@ -98,6 +140,28 @@ def check_relpath(path: object, what: str = "path") -> str:
         if len(segment) * 4 > MAX_SEGMENT_BYTES and len(segment.encode()) > MAX_SEGMENT_BYTES:
             raise UnsafePathError(f"unsafe {what} {path!r}: segment too long")
     return path
+
+
+def find_path_collision(paths: Iterable[str]) -> tuple[str, str] | None:
+    """Two paths that cannot both exist: one is a folder of the other ('a' and 'a/b'), or
+    they differ only in case or Unicode normalisation (one file on macOS and Windows)."""
+
+    def fold(p: str) -> str:
+        return p.lower() if p.isascii() else unicodedata.normalize("NFC", p).casefold()
+
+    folded: dict[str, str] = {}
+    for p in sorted(set(paths)):
+        key = fold(p)
+        if key in folded:
+            return folded[key], p
+        folded[key] = p
+    for key, p in folded.items():
+        parts = key.split("/")
+        for k in range(1, len(parts)):
+            other = folded.get("/".join(parts[:k]))
+            if other is not None:
+                return other, p
+    return None
 
 
 def safe_join(root: Path, relpath: str, what: str = "path") -> Path:
@@ -115,13 +179,83 @@ def safe_join(root: Path, relpath: str, what: str = "path") -> Path:
     return target
 
 
+def _hidden_positions(text: str) -> list[int]:
+    if text.isascii():
+        return []
+    return [m.start() for m in _hidden_re().finditer(text) if not _legitimate(text, m.start())]
+
+
 def find_hidden_unicode(text: str) -> list[str]:
-    """Return the code points (as U+XXXX) of invisible/bidi characters in text."""
-    return [f"U+{ord(m):04X}" for m in _HIDDEN_RE.findall(text)]
+    """The code points (as U+XXXX) of invisible/bidi characters in text, in order, except
+    legitimate uses in context (emoji sequences, a BOM, joiners inside Arabic/Indic words)."""
+    return [f"U+{ord(text[i]):04X}" for i in _hidden_positions(text)]
 
 
 def strip_hidden_unicode(text: str) -> str:
-    return _HIDDEN_RE.sub("", text)
+    drop = set(_hidden_positions(text))
+    return "".join(c for i, c in enumerate(text) if i not in drop) if drop else text
+
+
+# Legitimate uses, judged on the neighbouring characters ----------------------------------
+_TAG_FLAGS = (
+    frozenset(  # the three RGI subdivision flags: 🏴 + tags "gbeng"/"gbsct"/"gbwls" + cancel
+        "".join(chr(0xE0000 + ord(c)) for c in name) + "\U000e007f"
+        for name in ("gbeng", "gbsct", "gbwls")
+    )
+)
+_SKIN_TONES = range(0x1F3FB, 0x1F400)
+
+
+def _is_emoji_base(c: str) -> bool:
+    cp = ord(c)
+    if 0x1F000 <= cp <= 0x1FAFF or cp in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x3030, 0x303D):
+        return True
+    return 0x2100 <= cp <= 0x2BFF and unicodedata.category(c) in ("So", "Sm")
+
+
+def _is_ideograph(c: str) -> bool:
+    cp = ord(c)
+    return 0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF
+
+
+def _is_joining_letter(c: str) -> bool:
+    """A letter or mark of the scripts that use ZWJ/ZWNJ inside words (Arabic, Syriac, Thaana,
+    N'Ko, the Indic scripts, Sinhala, Arabic presentation forms)."""
+    cp = ord(c)
+    in_script = 0x0600 <= cp <= 0x0DFF or 0xFB50 <= cp <= 0xFDFF or 0xFE70 <= cp <= 0xFEFF
+    return in_script and unicodedata.category(c)[0] in "LM"
+
+
+def _legitimate(text: str, i: int) -> bool:
+    cp = ord(text[i])
+    prev = text[i - 1] if i > 0 else ""
+    nxt = text[i + 1] if i + 1 < len(text) else ""
+    if cp == 0xFEFF:
+        return i == 0  # a byte order mark opening the text
+    if cp in (0x200C, 0x200D):  # ZWNJ / ZWJ
+        if prev and nxt and _is_joining_letter(prev) and _is_joining_letter(nxt):
+            return True  # Persian "می‌خواهم", Devanagari half forms: one joiner inside a word
+        if cp == 0x200D and nxt and _is_emoji_base(nxt):
+            j = i - 1  # an emoji ZWJ sequence: skip the base's VS16 / skin tone
+            while j > 0 and (text[j] == "\ufe0f" or ord(text[j]) in _SKIN_TONES):
+                j -= 1
+            return j >= 0 and _is_emoji_base(text[j])
+        return False
+    if cp in (0xFE0E, 0xFE0F):  # text / emoji presentation, once, after an emoji-capable base
+        return bool(prev) and (_is_emoji_base(prev) or (prev in "0123456789#*" and nxt == "\u20e3"))
+    if 0xFE00 <= cp <= 0xFE0D or 0xE0100 <= cp <= 0xE01EF:
+        return bool(prev) and _is_ideograph(prev)  # a standardized / ideographic variant
+    if cp in (0x180B, 0x180C, 0x180D, 0x180F):
+        return bool(prev) and 0x1820 <= ord(prev) <= 0x18AF  # Mongolian free variation
+    if 0xE0020 <= cp <= 0xE007F:  # tags: only inside the RGI subdivision flags
+        start = i
+        while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
+            start -= 1
+        end = i
+        while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
+            end += 1
+        return text[start - 1 : start] == "\U0001f3f4" and text[start:end] in _TAG_FLAGS
+    return False
 
 
 def nfkc(text: str) -> str:

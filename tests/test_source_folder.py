@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import NotFoundError, UnsafePathError
 from ontoskills.paths import Cache
-from ontoskills.sources import SourceOptions, detect_kind, open_source, slug_for_url
+from ontoskills.registries import RegistryConfig, detect_kind, slug_for_url
+from ontoskills.sources import SourceOptions, open_source
 from tests.helpers.registry import build_registry, sample_packages
 
 

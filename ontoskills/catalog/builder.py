@@ -12,9 +12,9 @@ import numpy as np
 from ..errors import OntoskillsError
 from ..manifest import parse_intents
 from ..paths import Home
+from ..skillheader import SkillHeader, read_skill_header
 from .model import CatalogData, SkillRecord, empty_vectors
 from .schema import build_schema
-from .turtle import ModuleHeader, read_header
 
 INTENTS_FILE = "intents.json"
 Encode = Callable[[list[str]], np.ndarray]
@@ -43,7 +43,7 @@ class Vectors:
 @dataclass
 class ModuleRef:
     path: str  # relative to the record root
-    header: ModuleHeader
+    header: SkillHeader
     owner: int  # index into records
     has_vectors: bool = False
 
@@ -60,9 +60,10 @@ class Builder:
         self.keys: set[str] = set()
 
     # --------------------------------------------------------------------- helpers
-    def header(self, path: Path, label: str) -> ModuleHeader | None:
+    def header(self, path: Path, label: str) -> SkillHeader | None:
+        """The module's skill header (None: no skill node, or a problem recorded)."""
         try:
-            return read_header(path, usage=self.usage)
+            return read_skill_header(path.read_bytes(), label, lenient=True, usage=self.usage)
         except (OSError, OntoskillsError) as exc:
             self.problems.append(f"{label}: {exc}")
             return None
@@ -106,6 +107,7 @@ class Builder:
                 if m.path == self.records[m.owner].main_module:
                     texts += self.records[m.owner].intents
                 todo.extend((m.owner, t) for t in dict.fromkeys(texts))
+        todo += self.description_texts()
         todo = [(o, t) for o, t in todo if (o, t) not in self.vectors.seen]
         if not todo:
             return
@@ -119,6 +121,16 @@ class Builder:
         self.vectors.dim = encoded.shape[1]
         for (owner, text), vec in zip(todo, encoded, strict=True):
             self.vectors.derived += self.vectors.add(owner, text, vec)
+
+    def description_texts(self) -> list[tuple[int, str]]:
+        """Every skill also gets a vector for its description (its name in words when it has
+        none): authors write descriptions as "use when ..." triggers, the closest thing to
+        a query a skill has, and skills whose intents are missing or thin need one."""
+        out: list[tuple[int, str]] = []
+        for i, r in enumerate(self.records):
+            if text := r.summary_text:
+                out.append((i, text))
+        return out
 
     def new_record(self, rec: SkillRecord) -> int | None:
         if rec.key in self.keys:
@@ -137,7 +149,12 @@ class Builder:
             owner = np.asarray(self.vectors.owner, dtype=np.int32)
         else:
             vectors, owner = empty_vectors()
+        bodies: list[dict[str, list[str]]] = [{} for _ in self.records]
+        for m in self.modules:
+            for kind, texts in m.header.body.items():
+                bodies[m.owner].setdefault(kind, []).extend(texts)
         return CatalogData(
+            bodies=bodies,
             records=self.records,
             vectors=vectors,
             vector_owner=owner,
@@ -153,17 +170,26 @@ def merge(a: list[str], b: list[str]) -> list[str]:
     return list(dict.fromkeys(x for x in [*a, *b] if x))
 
 
-def description_of(manifest_desc: str, turtle_desc: str) -> str:
+_YAML_MARKERS = (">", "|", ">-", "|-")
+
+
+def description_of(manifest_desc: str, turtle_desc: str, differentia: str = "") -> str:
+    """The manifest's description, unless it is cut ("...", or the Turtle's is longer and
+    starts with it: manifests cut at an escaped quote end in a lone backslash) or a bare
+    YAML block marker (">"): then the Turtle's. When both are empty, the compiler's
+    one-line `oc:differentia` ("that creates CVs from YAML" -> "Creates CVs from YAML")."""
     d = manifest_desc.strip()
-    if not d or d == ">" or (d.endswith("...") and len(turtle_desc) > len(d) - 3):
-        return turtle_desc or ("" if d == ">" else d)
+    t = "" if turtle_desc.strip() in _YAML_MARKERS else turtle_desc.strip()
+    stem = d.rstrip(".\\… ").strip()  # cut descriptions end in "...", "…" or a lone "\"
+    cut = d.endswith(("...", "…")) and len(t) > len(d) - 3
+    if not d or d in _YAML_MARKERS or cut or (len(t) > len(d) and t.startswith(stem)):
+        d = t or ("" if d in _YAML_MARKERS else d)
+    if not d and differentia.strip():
+        text = differentia.strip().removeprefix("that ").removeprefix("which ")
+        d = text[:1].upper() + text[1:]
     return d
 
 
 def folder_of(path: str) -> str:
     parent = PurePosixPath(path).parent.as_posix()
     return "" if parent == "." else parent
-
-
-def within(path: str, folder: str) -> bool:
-    return folder == "" or path.startswith(folder + "/")

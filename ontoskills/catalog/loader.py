@@ -22,7 +22,6 @@ from .builder import (
     description_of,
     folder_of,
     merge,
-    within,
 )
 from .local import add_local, local_skill_files
 from .model import CatalogData, SkillRecord
@@ -47,15 +46,17 @@ def _add_package(
     good = [f.path for f in pkg.files if verification.ok(pid, f.path)]
     ttl = sorted(p for p in good if p.endswith(".ttl"))
     headers = {p: h for p in ttl if (h := b.header(root / p, f"{pid}/{p}")) is not None}
-    skill_of: dict[str, int] = {}  # module path -> record index
-    iri_of: dict[str, int] = {}
     entries: list[tuple[SkillEntry, int]] = []
     for s in manifest.skills:
-        if not pkg.skills.get(s.id, s.default_enabled):
-            continue  # disabled skills are not served
+        # Disabled skills are indexed too (flagged, never served): search can then say
+        # "installed but disabled" instead of acting as if they did not exist.
+        enabled = pkg.skills.get(s.id, s.default_enabled)
         head = headers.get(s.path)
         if head is None:
-            b.problems.append(f"{pid}/{s.id}: main module {s.path} unavailable; skill not served")
+            if enabled:
+                b.problems.append(
+                    f"{pid}/{s.id}: main module {s.path} unavailable; skill not served"
+                )
             continue
         idx = b.new_record(
             SkillRecord(
@@ -67,27 +68,30 @@ def _add_package(
                 trust_tier=pkg.trust_tier,
                 root=str(root),
                 main_module=s.path,
-                description=description_of(s.description, head.description),
+                description=description_of(s.description, head.description, head.differentia),
                 category=s.category or head.category,
                 nature=head.nature,
                 name=head.name or s.id,
                 aliases=merge(list(s.aliases), head.aliases),
                 intents=merge(list(s.intents), head.intents),
                 depends_on=list(s.depends_on),
+                enabled=enabled,
+                content_hash=head.content_hash,
+                differentia=head.differentia,
             )
         )
         if idx is not None:
-            skill_of[s.path] = idx
-            iri_of[head.iri] = idx
             entries.append((s, idx))
-    # Sub-modules: oc:extends names the parent; otherwise the deepest skill folder holding it.
-    by_depth = sorted(entries, key=lambda e: -len(e[0].dir))
+    # Every file belongs to the skill manifest.owner_of names (the one rule install, enable
+    # and the reference index use); a file of a skill that is not served is not served.
+    idx_of = {s.id: idx for s, idx in entries}
+
+    def owner_idx(path: str) -> int | None:
+        owner = manifest.owner_of(path)
+        return idx_of.get(owner.id) if owner is not None else None
+
     for path, head in headers.items():
-        owner = skill_of.get(path)
-        if owner is None:
-            owner = iri_of.get(head.extends)
-        if owner is None:
-            owner = next((i for s, i in by_depth if within(path, s.dir)), None)
+        owner = owner_idx(path)
         if owner is None:
             continue
         if path != b.records[owner].main_module:
@@ -99,11 +103,10 @@ def _add_package(
     for _, idx in entries:
         rec = b.records[idx]
         rec.modules.insert(0, rec.main_module)
-        folder = folder_of(rec.main_module)
         rec.assets = [
             p
             for p in good
-            if within(p, folder)
+            if owner_idx(p) == idx
             and not p.endswith(".ttl")
             and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
         ]
@@ -113,8 +116,7 @@ def _add_package(
             continue
         folder = folder_of(path)
         in_folder = [m for m in pkg_modules if folder_of(m.path) == folder]
-        fallback = next((i for s, i in by_depth if within(path, s.dir)), None)
-        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, fallback)
+        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owner_idx(path))
     if lock_model is not None:
         _add_derived_file(b, pkg, lock_model, pkg_modules)
 

@@ -36,7 +36,7 @@ def local_skill_files(home: Home) -> list[Path]:
 
 def add_local(b: Builder, files: list[Path]) -> None:
     # Imported here: the service lists local files on every refresh without building.
-    from .builder import INTENTS_FILE, ModuleRef, merge
+    from .builder import INTENTS_FILE, ModuleRef, description_of, merge
 
     top = b.home.ontologies
     mains = [p for p in files if p.name == "ontoskill.ttl" and p.parent != top]
@@ -70,13 +70,15 @@ def add_local(b: Builder, files: list[Path]) -> None:
                 trust_tier=LOCAL_TIER,
                 root=str(folder),
                 main_module="ontoskill.ttl",
-                description=head.description,
+                description=description_of("", head.description, head.differentia),
                 category=head.category,
                 nature=head.nature,
                 name=head.name or skill,
                 aliases=head.aliases,
                 intents=head.intents,
                 modules=["ontoskill.ttl"],
+                content_hash=head.content_hash,
+                differentia=head.differentia,
             )
         )
         if idx is None:

@@ -43,9 +43,8 @@ def _from_json(raw: dict) -> Lockfile:
 
 def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
     """(lock, sha256 of its bytes); a missing lock is an empty one."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = lockfile.read_lock_bytes(path)  # bounded, regular files only
+    if data is None:
         return Lockfile(), sha256_bytes(b"")
     digest = sha256_bytes(data)
     cache = derived_dir / _DIR / f"{digest}.v{_VERSION}.json"

@@ -1,11 +1,15 @@
-"""What the catalog knows about each served skill (small, JSON-serialisable)."""
+"""What the catalog knows about each installed skill (small, JSON-serialisable)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
+SUMMARY_WORDS = 32
+_NAME_SPLIT = re.compile(r"[-_./\s]+|(?<=[a-z0-9])(?=[A-Z])")  # kebab/snake/camel -> words
 
 
 @dataclass
@@ -27,6 +31,20 @@ class SkillRecord:
     modules: list[str] = field(default_factory=list)  # verified modules, main first
     depends_on: list[str] = field(default_factory=list)
     assets: list[str] = field(default_factory=list)  # verified non-Turtle files of the skill
+    # Installed but switched off (lock flag or default_enabled: false): indexed so search can
+    # say "this would match, enable it", never served (context, lookup, results).
+    enabled: bool = True
+    content_hash: str = ""  # oc:contentHash of the main module: copies share it
+    differentia: str = ""  # oc:differentia of the main module (a one-line summary)
+
+    @property
+    def summary_text(self) -> str:
+        """What the description vector encodes: the description's first SUMMARY_WORDS words
+        (where "use when ..." triggers are; encoding is ~2x cheaper than whole descriptions
+        and ranks the same on both dev sets), else the name in words."""
+        if self.description:
+            return " ".join(self.description.split()[:SUMMARY_WORDS])
+        return " ".join(_NAME_SPLIT.split(self.name or self.skill_id)).strip()
 
     @property
     def short_id(self) -> str:
@@ -57,15 +75,13 @@ class CatalogData:
     # time and kept in the snapshot: tokenizing and indexing every skill dominated start-up.
     bm25_terms: list[str] | None = None
     bm25_arrays: dict[str, np.ndarray] | None = None
+    # Body text per record ("say" / "prose" -> texts), only while building: the snapshot
+    # keeps the postings made from it, not the text.
+    bodies: list[dict[str, list[str]]] | None = None
 
     @property
     def has_vectors(self) -> bool:
         return self.vectors.shape[0] > 0
-
-
-def local_name(iri: str) -> str:
-    """The last segment of an IRI (after # or /)."""
-    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
 def empty_vectors() -> tuple[np.ndarray, np.ndarray]:

@@ -1,27 +1,95 @@
-"""Compact text of a skill's context for agents and terminals (markdown-ish, no colour)."""
+"""Compact text of a skill's context for agents and terminals (markdown-ish, no colour).
+
+The pieces (a knowledge rule, a workflow, a section, a code block) are rendered by the same
+functions for the full context (`show`) and for its parts (parts.py), so a part reads exactly
+like the matching stretch of the full text.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .context import SkillContext
 
+_TICKS = re.compile(r"`+")
 
-def _section(lines: list[str], s: dict[str, Any]) -> None:
-    if s["title"]:
-        lines.append(f"{'#' * min(6, s['level'] + 1)} {s['title']}")
+
+def fence(code: str, language: str = "") -> list[str]:
+    """A fenced block that a backtick run inside the code cannot close early."""
+    longest = max(map(len, _TICKS.findall(code)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [f"{ticks}{language}", code.rstrip("\n"), ticks]
+
+
+def knowledge_line(k: dict[str, Any]) -> str:
+    sev = f"[{k['severity']}] " if k["severity"] else ""
+    when = f" (when: {k['context']})" if k["context"] else ""
+    why = f"\n  why: {k['rationale']}" if k["rationale"] else ""
+    return f"- {sev}{k['type']}: {k['directive']}{when}{why}"
+
+
+def requirement_line(q: dict[str, Any]) -> str:
+    return f"- {q['type']}: {q['value']}" + (" (optional)" if q["optional"] else "")
+
+
+def workflow_lines(wf: dict[str, Any]) -> list[str]:
+    lines = [f"## Workflow: {wf['name'] or wf['id']}"]
+    if wf["description"]:
+        lines.append(wf["description"])
+    for n, step in enumerate(wf["steps"], 1):
+        out = f" -> {step['expected_outcome']}" if step["expected_outcome"] else ""
+        lines.append(f"{n}. {step['description']}{out}")
+    return lines
+
+
+def heading(s: dict[str, Any]) -> str | None:
+    return f"{'#' * min(6, s['level'] + 1)} {s['title']}" if s["title"] else None
+
+
+def block_lines(b: dict[str, Any]) -> list[str]:
+    if "items" in b:
+        return [f"- {i}" for i in b["items"]]
+    if "steps" in b:
+        return [f"{n}. {t}" for n, t in enumerate(b["steps"], 1)]
+    if b["type"] == "CodeExample":
+        return fence(b["text"], b.get("language", ""))
+    if b.get("text"):
+        return [b["text"].rstrip()]
+    return []
+
+
+def section_head_lines(s: dict[str, Any]) -> list[str]:
+    """A section's heading and own blocks (not its subsections)."""
+    lines = [h] if (h := heading(s)) else []
+    if "same_as" in s:
+        lines.append(f"(this section is also part of “{s['same_as']}”, shown there)")
+    elif s.get("cycle"):
+        lines.append("(this section contains itself in the Turtle; the loop is not repeated)")
+    elif s.get("cut"):
+        lines.append(f"(not loaded: {s['cut']})")
     for b in s["blocks"]:
-        if "items" in b:
-            lines.extend(f"- {i}" for i in b["items"])
-        elif "steps" in b:
-            lines.extend(f"{n}. {t}" for n, t in enumerate(b["steps"], 1))
-        elif b["type"] == "CodeExample":
-            lines.extend([f"```{b.get('language', '')}", b["text"].rstrip("\n"), "```"])
-        elif b.get("text"):
-            lines.append(b["text"].rstrip())
+        lines.extend(block_lines(b))
+    return lines
+
+
+def section_lines(lines: list[str], s: dict[str, Any]) -> None:
+    """A section with all its subsections, depth first."""
+    lines.extend(section_head_lines(s))
     for sub in s["subsections"]:
-        _section(lines, sub)
+        section_lines(lines, sub)
+
+
+def file_lines(ctx: SkillContext) -> list[str]:
+    paths = ctx.paths()
+    lines = [f"path: {ctx.to_json()['path']}"]
+    if paths["scripts"]:
+        lines.append("scripts: " + ", ".join(paths["scripts"]))
+    others = [a for a in paths["assets"] if a not in paths["scripts"]]
+    if others:
+        lines.append("assets: " + ", ".join(others))
+    return lines
 
 
 def render_context(ctx: SkillContext) -> str:
@@ -33,32 +101,16 @@ def render_context(ctx: SkillContext) -> str:
         lines.append("depends on: " + ", ".join(ctx.dependencies))
     if ctx.requirements:
         lines.append("## Requirements")
-        lines.extend(
-            f"- {q['type']}: {q['value']}" + (" (optional)" if q["optional"] else "")
-            for q in ctx.requirements
-        )
+        lines.extend(requirement_line(q) for q in ctx.requirements)
     if ctx.knowledge:
         lines.append("## Knowledge")
-        for k in ctx.knowledge:
-            sev = f"[{k['severity']}] " if k["severity"] else ""
-            when = f" (when: {k['context']})" if k["context"] else ""
-            lines.append(f"- {sev}{k['type']}: {k['directive']}{when}")
+        lines.extend(knowledge_line(k) for k in ctx.knowledge)
     for wf in ctx.workflows:
-        lines.append(f"## Workflow: {wf['name'] or wf['id']}")
-        if wf["description"]:
-            lines.append(wf["description"])
-        for n, step in enumerate(wf["steps"], 1):
-            out = f" -> {step['expected_outcome']}" if step["expected_outcome"] else ""
-            lines.append(f"{n}. {step['description']}{out}")
+        lines.extend(workflow_lines(wf))
     if ctx.sections:
         lines.append("## Content")
         for s in ctx.sections:
-            _section(lines, s)
-    paths = ctx.paths()
-    lines.append(f"path: {ctx.to_json()['path']}")
-    if paths["scripts"]:
-        lines.append("scripts: " + ", ".join(paths["scripts"]))
-    others = [a for a in paths["assets"] if a not in paths["scripts"]]
-    if others:
-        lines.append("assets: " + ", ".join(others))
-    return "\n".join(line for line in lines if line is not None) + "\n"
+            section_lines(lines, s)
+    lines.extend(file_lines(ctx))
+    lines.extend(f"note: {n}" for n in ctx.notes)
+    return "\n".join(lines) + "\n"

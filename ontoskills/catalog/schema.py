@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
-PREFIXES = {
-    "oc": "https://ontoskills.sh/ontology#",
-    "dcterms": "http://purl.org/dc/terms/",
-    "skos": "http://www.w3.org/2004/02/skos/core#",
-    "prov": "http://www.w3.org/ns/prov#",
-    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-}
+from ..skillheader import DCTERMS, OC, PROV, RDF, SKOS
+
+PREFIXES = {"oc": OC, "dcterms": DCTERMS, "skos": SKOS, "prov": PROV, "rdf": RDF}
 MAX_SCHEMA_BYTES = 4000
+# How a model reads a skill: one short paragraph, first in the resource.
+FLOW = (
+    "Use the `ontoskill` tool in steps. 1) Search: q = the task in plain words -> ranked skill "
+    "ids. 2) Overview: q = a skill id -> description, requirements, the most severe "
+    "knowledge, the workflow outline and an index of the skill's parts with their sizes (the "
+    "whole skill when it is small). 3) Parts: q = '<skill id>#<part id>' (about, knowledge, "
+    "workflow-..., section-..., module-..., code, code-N, index) -> that part; a long part "
+    "comes in pages, '<skill id>#<part id>/2'. Each answer fits one budget and names the "
+    "next call. The classes and properties below are what the skills' Turtle uses."
+)
 # Never advertised: it leaks absolute paths of the compiling machine (quirk 13).
-_HIDDEN = {"http://www.w3.org/ns/prov#wasDerivedFrom"}
+_HIDDEN = {PROV + "wasDerivedFrom"}
 
 
 def compact(iri: str) -> str | None:
@@ -34,8 +41,23 @@ def build_schema(classes: Counter[str], properties: Counter[str]) -> dict[str, A
         "classes": cls,
         "properties": props,
     }
-    import json
+    return _trim(doc)
 
+
+def _trim(doc: dict[str, Any]) -> dict[str, Any]:
+    cls, props = doc["classes"], doc["properties"]
     while len(json.dumps(doc, separators=(",", ":"))) > MAX_SCHEMA_BYTES and (cls or props):
         (props if len(props) >= len(cls) else cls).pop()
     return doc
+
+
+def with_flow(schema: dict[str, Any]) -> dict[str, Any]:
+    """The resource as served: the flow paragraph first, then the schema, still < 4 KB.
+
+    Added when served rather than stored in the snapshot, so the paragraph follows the
+    code, not the age of the derived index.
+    """
+    doc = {"flow": FLOW, **{k: v for k, v in schema.items() if k != "flow"}}
+    doc["classes"] = list(doc.get("classes", []))
+    doc["properties"] = list(doc.get("properties", []))
+    return _trim(doc)

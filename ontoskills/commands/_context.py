@@ -10,11 +10,13 @@ from typing import Annotated
 
 import typer
 
+from .. import envvars
 from ..config import Config, load_config
 from ..install.session import Session
 from ..paths import Cache, Home
 from ..progress import NullReporter, Reporter
 from ..sources import SourceOptions
+from ..sources._retry import Deadline
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and warnings.")]
@@ -32,6 +34,7 @@ class AppContext:
     quiet: bool = False
     no_color: bool = False
     _config: Config | None = field(default=None, repr=False)
+    _deadline: Deadline | None = field(default=None, repr=False)
 
     @property
     def home(self) -> Home:
@@ -67,21 +70,35 @@ class AppContext:
             cache=self.cache,
             config=self.config,
             lockfile_path=self.lockfile,
-            options=self.source_options(),
+            options=self.source_options(reporter),
             reporter=reporter or NullReporter(),
             registry_override=self.registry_override,
         )
 
-    def source_options(self) -> SourceOptions:
+    def source_options(self, reporter: Reporter | None = None) -> SourceOptions:
         net = self.config.network
         return SourceOptions(
             cache=self.cache,
             offline=self.offline or _env_flag("ONTOSKILLS_OFFLINE"),
-            allow_insecure_http=self.allow_insecure_http or bool(net.get("allow_insecure_http")),
-            timeout=float(net.get("timeout", 30)),
-            retries=int(net.get("retries", 4)),
-            parallel=int(net.get("parallel", 8)),
+            allow_insecure_http=self.allow_insecure_http or net.allow_insecure_http,
+            timeout=float(net.timeout),
+            retries=int(net.retries),
+            parallel=int(net.parallel),
+            deadline=self.deadline,
+            reporter=reporter,
         )
+
+    @property
+    def deadline(self) -> Deadline:
+        """The command's one network budget: ONTOSKILLS_NETWORK_DEADLINE, else `[network]
+        deadline`, else 90 s; the clock starts at the first request (docs/CLI.md)."""
+        if self._deadline is None:
+            if os.environ.get(envvars.NETWORK_DEADLINE, "").strip():
+                seconds = envvars.get(envvars.NETWORK_DEADLINE)
+            else:
+                seconds = float(self.config.network.deadline)
+            self._deadline = Deadline(seconds)
+        return self._deadline
 
 
 def in_ci() -> bool:

@@ -15,6 +15,7 @@ from typing import NoReturn
 
 import typer
 
+from .. import envvars
 from ..errors import (
     EXIT_INTERRUPTED,
     EXIT_OTHER,
@@ -43,6 +44,8 @@ def _flags(argv: list[str]) -> AppContext:
 def _usage_error(exc: click_exc.UsageError) -> OntoskillsError:
     path = exc.ctx.command_path if exc.ctx is not None else PROG_NAME
     message = " ".join(exc.format_message().split())
+    # typer converts choices through pydantic, whose wording leaks into click's message
+    message = message.replace(": Value error, ", ": ")
     err = OntoskillsError(message, hint=f"see `{path} --help`")
     err.exit_code = EXIT_USAGE
     return err
@@ -59,6 +62,9 @@ def main(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
     argv = list(sys.argv[1:] if args is None else args)
     command = typer.main.get_command(app)
     try:
+        # A malformed numeric ONTOSKILLS_* variable is exit 2 for every command, --version
+        # and --help included, before anything reads it (never a traceback, never ignored).
+        envvars.check_all()
         code = command.main(args=argv, prog_name=PROG_NAME, standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:  # bare `ontoskills`: help, exit 2 (as click)
         exc.show()

@@ -9,7 +9,7 @@ from ..install.operations import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from .install import MinTrustOpt, StrictOpt, check_tier_option, render_report
+from .install import MinTrustOpt, StrictOpt, render_report
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Wipe the managed tree and install exactly what the lockfile says (lock required)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
-        opts = InstallOptions(min_trust=check_tier_option(min_trust), frozen=True, strict=strict)
+        opts = InstallOptions(min_trust=min_trust, frozen=True, strict=strict)
 
         def body(out: Output) -> None:
             with out.reporter() as rep:

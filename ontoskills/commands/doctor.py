@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..errors import EXIT_INTEGRITY, EXIT_LOCK, EXIT_OTHER
-from ..install.inspect import doctor
+from ..install.queries import doctor
 from ..install.state import describe
 from . import _context
 from ._context import JsonOpt, QuietOpt

@@ -7,14 +7,13 @@ from typing import Annotated
 import typer
 
 from ..install.operations import InstallOptions, Report, install
-from ..manifest import TIERS
+from ..manifest import Tier
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
 
 MinTrustOpt = Annotated[
-    str | None,
-    typer.Option("--min-trust", help=f"Refuse packages below this tier ({', '.join(TIERS)})."),
+    Tier | None, typer.Option("--min-trust", help="Refuse packages below this tier.")
 ]
 EmbeddingsOpt = Annotated[
     bool,
@@ -38,12 +37,6 @@ AllowDowngradeOpt = Annotated[
 StrictOpt = Annotated[
     bool, typer.Option("--strict", help="Treat hidden Unicode in skills as an error.")
 ]
-
-
-def check_tier_option(value: str | None) -> str | None:
-    if value is not None and value not in TIERS:
-        raise typer.BadParameter(f"must be one of {', '.join(TIERS)}", param_hint="--min-trust")
-    return value
 
 
 def render_report(out: Output, report: Report, verb: str) -> None:
@@ -78,6 +71,13 @@ def render_report(out: Output, report: Report, verb: str) -> None:
                 f"{c.action} {c.package_id} {c.version}{prev} [{c.trust_tier}] "
                 f"{c.files} files, {len(c.skills)} skills"
             )
+            if c.disabled:
+                n = len(c.disabled)
+                out.info(
+                    f"  {n} of {len(c.skills)} skills installed but disabled (opt-in, not "
+                    f"served by search or the MCP server): {', '.join(c.disabled)}"
+                )
+                out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
 
 
 def register(app: typer.Typer) -> None:
@@ -107,7 +107,7 @@ def register(app: typer.Typer) -> None:
         opts = InstallOptions(
             with_embeddings=with_embeddings or model is not None,
             model_path=model,
-            min_trust=check_tier_option(min_trust),
+            min_trust=min_trust,
             locked=locked,
             frozen=frozen,
             strict=strict,

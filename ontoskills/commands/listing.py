@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..install.inspect import list_packages, package_info
+from ..install.queries import list_packages, package_info
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run

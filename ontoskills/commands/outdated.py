@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ..install.inspect import outdated
+from ..install.queries import outdated
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..manifest import TIERS
+from ..manifest import Tier
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -55,11 +55,11 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--message", "-m", help="Commit message.")
         ] = None,
         trust: Annotated[
-            str | None,
+            Tier | None,
             typer.Option(
                 "--trust",
-                help=f"Trust tier on a local registry you maintain ({', '.join(TIERS)}); "
-                "never raises an existing package's tier.",
+                help="Trust tier on a local registry you maintain; never raises an existing "
+                "package's tier.",
             ),
         ] = None,
         force: Annotated[

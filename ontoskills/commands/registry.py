@@ -6,11 +6,10 @@ from typing import Annotated
 
 import typer
 
-from ..config import KINDS, RegistryConfig
 from ..errors import NotFoundError, UsageError
-from ..manifest import TIERS
+from ..manifest import Tier
+from ..registries import RegistryConfig, RegistryKind, detect_kind
 from ..safety import is_valid_name
-from ..sources import detect_kind
 from . import _context, registry_maint
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -26,11 +25,10 @@ def add_cmd(
     name: Annotated[str, typer.Argument(help="Short name, e.g. 'company'.")],
     url: Annotated[str, typer.Argument(help="https URL, git URL or local path.")],
     trust: Annotated[
-        str | None,
-        typer.Option("--trust", help=f"Cap the tier of packages from here ({', '.join(TIERS)})."),
+        Tier | None, typer.Option("--trust", help="Cap the tier of packages from here.")
     ] = None,
     kind: Annotated[
-        str | None, typer.Option("--kind", help=f"Force the kind ({', '.join(KINDS)}).")
+        RegistryKind | None, typer.Option("--kind", help="Force the kind (else guessed).")
     ] = None,
     json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -43,10 +41,6 @@ def add_cmd(
             raise UsageError(
                 f"invalid registry name {name!r}", hint="lowercase letters, digits, . _ -"
             )
-        if trust is not None and trust not in TIERS:
-            raise UsageError(f"--trust must be one of {', '.join(TIERS)}")
-        if kind is not None and kind not in KINDS:
-            raise UsageError(f"--kind must be one of {', '.join(KINDS)}")
         location = url
         if "://" not in url and "@" not in url:
             from pathlib import Path
@@ -56,7 +50,8 @@ def add_cmd(
                 raise UsageError(f"{url} does not exist", hint="give an existing folder or a URL")
             location = str(path.absolute())
         cfg = app_ctx.config
-        reg = RegistryConfig(name, location, kind or detect_kind(location), trust)
+        tier = None if trust is None else trust.value
+        reg = RegistryConfig(name, location, kind or detect_kind(location), tier)
         existing = [r for r in cfg.registries if r.name != name]
         cfg.registries = [*existing, reg]
         cfg.save()

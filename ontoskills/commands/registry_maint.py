@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..config import RegistryConfig
 from ..errors import IntegrityError, UsageError
-from ..sources import Source, detect_kind, open_source, slug_for_url
+from ..registries import RegistryConfig, detect_kind, slug_for_url
+from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
@@ -81,8 +81,9 @@ def register_into(registry_app: typer.Typer) -> None:
 
         def body(out: Output) -> None:
             from ..publish import gitops
-            from ..publish.registry import init_registry
+            from ..publish.registry import check_new_registry_folder, init_registry
 
+            check_new_registry_folder(path)
             author = None if no_git else gitops.author_for(None, author_name, author_email)
             commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
             if app_ctx.json:
@@ -108,9 +109,11 @@ def register_into(registry_app: typer.Typer) -> None:
             from ..publish.verify import verify_registry
 
             source = open_for_verify(app_ctx, location, out)
+            is_url = "://" in location or "@" in location
+            local = None if is_url else Path(location).expanduser().absolute()
             try:
                 with out.reporter() as rep:
-                    report = verify_registry(source, rep)
+                    report = verify_registry(source, rep, local)
             finally:
                 source.close()
             render_verify(out, report)

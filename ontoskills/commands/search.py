@@ -6,34 +6,36 @@ from typing import Annotated
 
 import typer
 
-from ..catalog.verify import VERIFY_MODES
-from ..manifest import TIERS
-from ..search.service import MAX_TOP_K, MODES, SkillService
+from ..catalog.verify import VerifyMode
+from ..config import SearchMode
+from ..manifest import Tier
+from ..search import MAX_TOP_K
+from ..search.service import SkillService
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 
+# Typer lists an enum's values as the choices and refuses any other word (exit 2) before the
+# command runs: search, show and serve share these declarations.
 VerifyOpt = Annotated[
-    str,
+    VerifyMode,
     typer.Option(
         "--verify",
-        help=f"Check installed files before serving: {', '.join(VERIFY_MODES)} "
-        "(fast re-hashes only files whose size or mtime changed).",
+        help="Check installed files before serving (fast re-hashes only files whose size or "
+        "mtime changed).",
+    ),
+]
+SearchModeOpt = Annotated[
+    SearchMode,
+    typer.Option(
+        "--mode", help="auto: hybrid when the model and vectors are installed, else bm25."
     ),
 ]
 MAX_PROBLEMS_SHOWN = 10
 
 
-def check_choice(value: str, choices: tuple[str, ...], flag: str) -> str:
-    if value not in choices:
-        raise typer.BadParameter(f"must be one of {', '.join(choices)}", param_hint=flag)
-    return value
-
-
-def open_service(app: AppContext, verify: str) -> SkillService:
-    return SkillService(
-        app.home, app.lockfile, app.config, verify=check_choice(verify, VERIFY_MODES, "--verify")
-    )
+def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
+    return SkillService(app.home, app.lockfile, app.config, verify=verify)
 
 
 def report_problems(out: Output, service: SkillService) -> None:
@@ -57,27 +59,16 @@ def register(app: typer.Typer) -> None:
         top_k: Annotated[
             int, typer.Option("--top-k", "-k", min=1, max=MAX_TOP_K, help="How many results.")
         ] = 5,
-        mode: Annotated[
-            str,
-            typer.Option(
-                "--mode",
-                help=f"{' | '.join(MODES)} (auto: hybrid when the "
-                "model and vectors are installed, else bm25).",
-            ),
-        ] = "auto",
+        mode: SearchModeOpt = SearchMode.AUTO,
         min_trust: Annotated[
-            str | None,
-            typer.Option("--min-trust", help=f"Hide skills below this tier ({', '.join(TIERS)})."),
+            Tier | None, typer.Option("--min-trust", help="Hide skills below this tier.")
         ] = None,
-        verify: VerifyOpt = "full",
+        verify: VerifyOpt = VerifyMode.FULL,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
         """Find the installed skills that match a need (BM25, semantic or hybrid)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
-        check_choice(mode, MODES, "--mode")
-        if min_trust is not None:
-            check_choice(min_trust, TIERS, "--min-trust")
 
         def body(out: Output) -> None:
             service = open_service(app_ctx, verify)

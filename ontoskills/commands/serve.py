@@ -6,13 +6,12 @@ from typing import Annotated
 
 import typer
 
-from ..errors import UsageError
-from ..manifest import LOCAL_TIER, TIERS
+from ..catalog.verify import VerifyMode
+from ..config import SearchMode, check_context_budget
+from ..manifest import Tier
 from . import _context
 from ._output import Output, run
-
-VERIFY_MODES = ("full", "fast", "none")
-SEARCH_MODES = ("auto", "bm25", "semantic", "hybrid")
+from .search import SearchModeOpt, VerifyOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -20,30 +19,28 @@ def register(app: typer.Typer) -> None:
     def serve_cmd(
         ctx: typer.Context,
         min_trust: Annotated[
-            str | None,
+            Tier | None,
             typer.Option("--min-trust", help="Serve only skills at this tier or above."),
         ] = None,
-        verify: Annotated[
-            str,
-            typer.Option("--verify", help="Check installed files at start: full | fast | none."),
-        ] = "full",
-        mode: Annotated[
-            str, typer.Option("--mode", help="Search mode: auto | bm25 | semantic | hybrid.")
-        ] = "auto",
+        verify: VerifyOpt = VerifyMode.FULL,
+        mode: SearchModeOpt = SearchMode.AUTO,
+        context_budget: Annotated[
+            int | None,
+            typer.Option(
+                "--context-budget",
+                help="Characters of one skill answer (text + structured JSON); default "
+                "[serve] context_budget in config.toml, else 12000.",
+            ),
+        ] = None,
         verbose: Annotated[bool, typer.Option("--verbose", help="Debug logs on stderr.")] = False,
     ) -> None:
         """Run the MCP server on stdin/stdout (for Claude Code, Cursor, VS Code, Codex...)."""
         app_ctx = _context.get(ctx)
 
         def body(out: Output) -> None:
-            if min_trust is not None and min_trust not in (*TIERS, LOCAL_TIER):
-                raise UsageError(
-                    f"unknown trust tier {min_trust!r}", hint=f"use one of: {', '.join(TIERS)}"
-                )
-            if verify not in VERIFY_MODES:
-                raise UsageError(f"unknown --verify {verify!r}", hint="use full, fast or none")
-            if mode not in SEARCH_MODES:
-                raise UsageError(f"unknown --mode {mode!r}", hint=f"use {', '.join(SEARCH_MODES)}")
+            budget = app_ctx.config.serve.context_budget
+            if context_budget is not None:
+                budget = check_context_budget(context_budget, "--context-budget")
             # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
             import anyio
 
@@ -60,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
                 return SkillService(home, lockfile, config, verify=verify)
 
-            options = ServeOptions(min_trust=min_trust, mode=mode)
+            options = ServeOptions(min_trust=min_trust, mode=mode, context_budget=budget)
             anyio.run(serve_stdio, factory, options)
 
         run(app_ctx, body)

@@ -1,4 +1,8 @@
-"""`ontoskills show author/pkg/skill`: one skill's full context (what the MCP tool returns)."""
+"""`ontoskills show author/pkg/skill`: one skill's full context, for humans.
+
+`show KEY#part` prints one part whole (the ids are those the MCP tool's overview lists);
+`show KEY#part/N` prints page N exactly as the tool returns it (budget from config.toml).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from ..catalog.verify import VerifyMode
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -16,8 +21,14 @@ def register(app: typer.Typer) -> None:
     @app.command("show")
     def show_cmd(
         ctx: typer.Context,
-        skill: Annotated[str, typer.Argument(help="author/pkg/skill (or a skill id / IRI).")],
-        verify: VerifyOpt = "full",
+        skill: Annotated[
+            str,
+            typer.Argument(
+                help="author/pkg/skill (or a skill id / IRI); KEY#part for one part, "
+                "KEY#part/N for page N of it as the MCP tool sends it."
+            ),
+        ],
+        verify: VerifyOpt = VerifyMode.FULL,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -27,10 +38,38 @@ def register(app: typer.Typer) -> None:
         def body(out: Output) -> None:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
-            context = service.context(skill)
+            target = service.resolve_context(skill)
+            spec = target[1] if target is not None else None
+            if target is None or not spec:
+                context = service.context(skill)  # NotFoundError (exit 7) when unknown
+                if app_ctx.json:
+                    out.json(context.to_json())
+                else:
+                    out.stdout(context.render())
+                return
+            key = target[0]
+            if "/" in spec or "@" in spec or ":" in spec:  # a page: what the tool sends
+                answer = service.skill_answer(key, spec, budget=app_ctx.config.serve.context_budget)
+                if app_ctx.json:
+                    out.json({**answer.structured, "text": answer.text})
+                else:
+                    out.stdout(answer.text)
+                return
+            part = service.part(key, spec)
             if app_ctx.json:
-                out.json(context.to_json())
+                out.json(
+                    {
+                        "skill": key,
+                        "part": part.id,
+                        "kind": part.kind,
+                        "title": part.title,
+                        "chars": part.chars,
+                        "parent": part.parent,
+                        "children": list(part.children),
+                        "text": part.text,
+                    }
+                )
             else:
-                out.stdout(context.render())
+                out.stdout(part.text)
 
         run(app_ctx, body)

@@ -16,7 +16,6 @@ from .install import (
     ForceOpt,
     MinTrustOpt,
     StrictOpt,
-    check_tier_option,
     render_report,
 )
 
@@ -36,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Update installed packages (refuses trust downgrades and clobbering your edits)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
         opts = InstallOptions(
-            min_trust=check_tier_option(min_trust),
+            min_trust=min_trust,
             force=force,
             allow_trust_downgrade=allow_trust_downgrade,
             strict=strict,

@@ -7,7 +7,6 @@ same vector); batches are padded to their longest member only.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import envvars
 from ..errors import IntegrityError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -38,7 +38,7 @@ class Encoder:
         self.model_path = Path(model_path)
         self.tokenizer_path = Path(tokenizer_path)
         self.model_name = model_name
-        self.threads = threads or int(os.environ.get("ONTOSKILLS_ENCODER_THREADS", "1"))
+        self.threads = threads or envvars.get_int(envvars.ENCODER_THREADS)
         self.max_length = max_length
         self._lock = threading.Lock()
         self._session: Any = None

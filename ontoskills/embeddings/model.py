@@ -9,6 +9,7 @@ LockedModel; a later difference from it is an IntegrityError (exit 4).
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -38,16 +39,6 @@ def _key(record: LockedModel) -> tuple[str, ...]:
 
 def model_paths(home: Home) -> dict[str, Path]:
     return {name: home.embeddings_dir / name for name in MODEL_FILES}
-
-
-def configured_path(config: Config) -> str | None:
-    raw = config.embeddings.get("path") or config.embeddings.get("model_path")
-    return str(raw) if raw else None
-
-
-def _threads(config: Config) -> int | None:
-    value = config.embeddings.get("threads")
-    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 def verify_model(home: Home, expected: LockedModel, *, fast: bool = False) -> list[str]:
@@ -99,10 +90,10 @@ def acquire(
     Returns file name -> path (possibly inside the HF cache: read-only use) and the record.
     """
     reporter = reporter or NullReporter()
-    local = str(model_path) if model_path else configured_path(config)
+    local = str(model_path) if model_path else config.embeddings.path
     if local:
         src = _local_files(Path(local))
-        model_id = str(config.embeddings.get("model") or DEFAULT_MODEL)
+        model_id = config.embeddings.model or DEFAULT_MODEL
         revision, source = LOCAL_REVISION, "path"
     elif expected is not None and expected.source == "path":
         raise UsageError(
@@ -110,11 +101,13 @@ def acquire(
             hint="pass --model PATH or set [embeddings] path in config.toml",
         )
     else:
-        model_id = (expected.model if expected else None) or str(
-            config.embeddings.get("model") or hub.DEFAULT_REPO
+        model_id = (
+            (expected.model if expected else None) or config.embeddings.model or hub.DEFAULT_REPO
         )
-        revision = (expected.revision if expected else None) or str(
-            config.embeddings.get("revision") or hub.DEFAULT_REVISION
+        revision = (
+            (expected.revision if expected else None)
+            or config.embeddings.revision
+            or hub.DEFAULT_REVISION
         )
         wanted = dict(hub.HUB_FILES)
         source = "hub"
@@ -180,7 +173,7 @@ def ensure_model(
     `model_path` replaces the model, so callers pass expected=None with it.
     """
     reporter = reporter or NullReporter()
-    local = str(model_path) if model_path else configured_path(config)
+    local = str(model_path) if model_path else config.embeddings.path
     if (
         expected is not None
         and not verify_model(home, expected)
@@ -225,23 +218,40 @@ def _check_expected(got: LockedModel, expected: LockedModel) -> None:
         )
 
 
-def load_encoder(home: Home, config: Config) -> Encoder | None:
-    """The installed encoder (lazy: no ONNX session until first use), or None if absent.
-
-    The home's verified copy first; else a configured `[embeddings] path` folder.
-    """
+def model_folders(home: Home, config: Config) -> list[Path]:
+    """Where `load_encoder` looks, in order: the home's verified copy, then a configured
+    `[embeddings] path` folder."""
     folders = [home.embeddings_dir]
-    if configured_path(config):
-        folders.append(Path(str(configured_path(config))).expanduser())
-    for folder in folders:
+    if config.embeddings.path:
+        folders.append(Path(config.embeddings.path).expanduser())
+    return folders
+
+
+def model_identity(home: Home, config: Config) -> str:
+    """Changes when any file `load_encoder` could load appears, disappears or changes (by
+    stat: cheap enough to check on every request of a running server)."""
+    parts = []
+    for folder in model_folders(home, config):
+        for name in MODEL_FILES:
+            try:
+                st = os.stat(folder / name)
+            except OSError:
+                continue
+            parts.append(f"{folder / name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts) or "none"
+
+
+def load_encoder(home: Home, config: Config) -> Encoder | None:
+    """The installed encoder (lazy: no ONNX session until first use), or None if absent."""
+    for folder in model_folders(home, config):
         paths = {name: folder / name for name in MODEL_FILES}
         if all(p.is_file() for p in paths.values()):
-            model_name = str(config.embeddings.get("model") or DEFAULT_MODEL)
+            model_name = config.embeddings.model or DEFAULT_MODEL
             return Encoder(
                 paths["model.onnx"],
                 paths["tokenizer.json"],
                 model_name=model_name,
-                threads=_threads(config),
+                threads=config.embeddings.threads,
             )
     return None
 

@@ -20,10 +20,8 @@ from ..errors import OntoskillsError
 from ..fsutil import atomic_write_bytes, walk_files
 from ..manifest import Manifest, parse_intents, parse_manifest
 from ..paths import Home
+from ..skillheader import read_skill_header
 
-OC = "https://ontoskills.sh/ontology#"
-DCT_IDENTIFIER = "http://purl.org/dc/terms/identifier"
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 INTENTS_FILE = "intents.json"
 DERIVED_VERSION = 1
 
@@ -51,41 +49,15 @@ class ModuleInfo:
 
 # ------------------------------------------------------------------------- Turtle modules
 def read_module(path: Path, relpath: str) -> ModuleInfo | None:
-    """identifier + intents of the skill a module defines (None: no identifier / unparsable)."""
-    import pyoxigraph as ox
-
+    """identifier + intents of the module's skill, read as the catalog reads it
+    (skillheader.py); None when it has no skill node or no identifier, or does not parse."""
     try:
-        quads = list(ox.parse(path=str(path), format=ox.RdfFormat.TURTLE, lenient=True))
-    except (SyntaxError, ValueError, OSError):
+        head = read_skill_header(path.read_bytes(), relpath, lenient=True)
+    except (OSError, OntoskillsError):
+        return None  # doctor/verify report unparsable modules; vectors skip them
+    if head is None or not head.identifier:
         return None
-    idents: dict[str, str] = {}
-    skills: set[str] = set()
-    intents: dict[str, list[str]] = {}
-    for q in quads:
-        subj, pred, obj = str(q.subject), q.predicate.value, q.object
-        if pred == DCT_IDENTIFIER and isinstance(obj, ox.Literal):
-            idents.setdefault(subj, obj.value)
-        elif pred == OC + "resolvesIntent" and isinstance(obj, ox.Literal):
-            intents.setdefault(subj, []).append(obj.value)
-        elif pred == RDF_TYPE and isinstance(obj, ox.NamedNode) and obj.value == OC + "Skill":
-            skills.add(subj)
-    # the module's skill: typed oc:Skill if any, else whatever carries an identifier
-    candidates = sorted(s for s in idents if s in skills) or sorted(idents)
-    if not candidates:
-        return None
-    subject = candidates[0]
-    return ModuleInfo(relpath, idents[subject], tuple(sorted(set(intents.get(subject, [])))))
-
-
-def _owner(module: str, manifest: Manifest | None) -> str:
-    if manifest is None:
-        return ""
-    best, depth = "", -1
-    for s in manifest.skills:
-        d = s.dir
-        if (d == "" or module.startswith(d + "/")) and len(d) > depth:
-            best, depth = s.id, len(d)
-    return best
+    return ModuleInfo(relpath, head.identifier, tuple(head.intents))
 
 
 def read_manifest(pkg_dir: Path) -> Manifest | None:
@@ -105,9 +77,9 @@ def read_modules(root: Path, manifest: Manifest | None = None) -> list[ModuleInf
         if rel.endswith(".ttl"):
             info = read_module(root / rel, rel)
             if info is not None:
-                out.append(
-                    ModuleInfo(info.module, info.identifier, info.intents, _owner(rel, manifest))
-                )
+                owner = manifest.owner_of(rel) if manifest is not None else None
+                skill = owner.id if owner is not None else ""
+                out.append(ModuleInfo(info.module, info.identifier, info.intents, skill))
     return out
 
 
@@ -122,8 +94,8 @@ def stored_vectors(root: Path, modules: list[ModuleInfo]) -> list[IntentVector]:
     """Vectors from every intents.json under root, attributed to modules by folder + id."""
     by_folder: dict[tuple[str, str], ModuleInfo] = {(m.folder, m.identifier): m for m in modules}
     by_id: dict[str, ModuleInfo] = {}
-    for m in modules:
-        by_id.setdefault(m.identifier, m)
+    for mod in modules:
+        by_id.setdefault(mod.identifier, mod)
     out = []
     for rel in walk_files(root):
         if rel.rsplit("/", 1)[-1] != INTENTS_FILE:
@@ -135,9 +107,9 @@ def stored_vectors(root: Path, modules: list[ModuleInfo]) -> list[IntentVector]:
             continue  # doctor/verify report malformed files; search just skips them
         for item in parsed.intents:
             ident = item.skills[0] if item.skills else ""
-            m = by_folder.get((folder, ident)) or by_id.get(ident)
-            module = m.module if m else rel
-            skill = m.skill if m else ""
+            found: ModuleInfo | None = by_folder.get((folder, ident)) or by_id.get(ident)
+            module = found.module if found else rel
+            skill = found.skill if found else ""
             out.append(IntentVector(skill, module, item.intent, _normalised(item.embedding), False))
     return out
 
@@ -152,6 +124,20 @@ def missing_modules(modules: list[ModuleInfo], stored: list[IntentVector]) -> li
 def derived_path(home: Home, package_id: str) -> Path:
     author, name = package_id.split("/", 1)
     return home.derived_dir / "vectors" / author / f"{name}.npz"
+
+
+def derived_identity(home: Home) -> str:
+    """Stats of every derived-vectors file: changes when install, update or remove rewrites
+    one (the catalog reloads on it)."""
+    root = home.derived_dir / "vectors"
+    parts = []
+    for path in sorted(root.glob("*/*.npz")) if root.is_dir() else []:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path.parent.name}/{path.name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
 
 
 def save_derived(
@@ -252,6 +238,6 @@ def cached_encode(
     def run(texts: list[str]) -> np.ndarray:
         todo = [t for t in dict.fromkeys(texts) if t not in known]
         fresh = dict(zip(todo, encode(todo), strict=True)) if todo else {}
-        return np.stack([known.get(t, fresh.get(t)) for t in texts]).astype(np.float32)
+        return np.stack([known[t] if t in known else fresh[t] for t in texts]).astype(np.float32)
 
     return run

@@ -16,12 +16,9 @@ from ..fsutil import atomic_write_bytes, make_dirs, remove_file
 from ..lockfile import Lockfile
 from ..manifest import parse_manifest
 from ..paths import Home
-from .resolve import owner_of
+from ..skillheader import DCTERMS, ONTOLOGY_IRI, OWL, RDF_TYPE
 
-OWL = "http://www.w3.org/2002/07/owl#"
-DCT = "http://purl.org/dc/terms/"
-RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
-INDEX_IRI = ox.NamedNode("https://ontoskills.sh/ontology")
+INDEX_IRI = ox.NamedNode(ONTOLOGY_IRI)
 
 
 def _modules(home: Home, lock: Lockfile, *, enabled_only: bool) -> list[Path]:
@@ -32,13 +29,12 @@ def _modules(home: Home, lock: Lockfile, *, enabled_only: bool) -> list[Path]:
         if not manifest_path.is_file():
             continue
         manifest = parse_manifest(manifest_path.read_bytes(), source=str(manifest_path))
-        dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))
         on = {s for s, enabled in pkg.skills.items() if enabled or not enabled_only}
         for f in pkg.files:
             if not f.path.endswith(".ttl"):
                 continue
-            owner = owner_of(f.path, dirs)
-            if (owner is None and on) or owner in on:
+            owner = manifest.owner_of(f.path)
+            if (owner is None and on) or (owner is not None and owner.id in on):
                 out.append(root.joinpath(*f.path.split("/")))
     return out
 
@@ -56,15 +52,15 @@ def _local_modules(home: Home) -> list[Path]:
 
 def _render(title: str, modules: list[Path]) -> bytes:
     triples = [
-        ox.Triple(INDEX_IRI, RDF_TYPE, ox.NamedNode(OWL + "Ontology")),
-        ox.Triple(INDEX_IRI, ox.NamedNode(DCT + "title"), ox.Literal(title)),
+        ox.Triple(INDEX_IRI, ox.NamedNode(RDF_TYPE), ox.NamedNode(OWL + "Ontology")),
+        ox.Triple(INDEX_IRI, ox.NamedNode(DCTERMS + "title"), ox.Literal(title)),
     ]
     for path in modules:
         triples.append(
             ox.Triple(INDEX_IRI, ox.NamedNode(OWL + "imports"), ox.NamedNode(path.as_uri()))
         )
     return (
-        ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"owl": OWL, "dcterms": DCT})
+        ox.serialize(triples, format=ox.RdfFormat.TURTLE, prefixes={"owl": OWL, "dcterms": DCTERMS})
         or b""
     )
 

@@ -9,45 +9,49 @@ Turtle modules must parse; hidden Unicode in them is a warning (an error with --
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import errno
 import json
-import os
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyoxigraph
 
 from .. import jsonio, limits
-from ..errors import FormatError, IntegrityError, LimitExceededError, OntoskillsError
-from ..fsutil import CHUNK, make_dirs, remove_file, set_executable
+from ..errors import (
+    FormatError,
+    IntegrityError,
+    LimitExceededError,
+    OntoskillsError,
+    UnsafePathError,
+)
+from ..fsutil import set_executable
 from ..lockfile import LockedFile
+from ..manifest import parse_intents
 from ..paths import Cache
-from ..safety import find_hidden_unicode, safe_join
+from ..safety import find_hidden_unicode, find_path_collision, safe_join
+from ..skillheader import parse_turtle
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
 
-
-def _copy_verified(src: Path, dest: Path) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    with open(src, "rb") as fin, open(dest, "wb") as fout:
-        while chunk := fin.read(CHUNK):
-            h.update(chunk)
-            size += len(chunk)
-            fout.write(chunk)
-    return h.hexdigest(), size
+# OS errors a registry causes through the names it chooses (too long, a file where a folder
+# must go, a name the filesystem cannot encode): exit 4 naming the package.
+_NAME_ERRNOS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EILSEQ, errno.EINVAL}
+)
 
 
-def _store_blob(cache: Cache, sha: str, staged: Path) -> None:
-    blob = cache.blob(sha)
-    if blob.exists():
-        return
-    make_dirs(blob.parent)
-    make_dirs(cache.tmp)
-    tmp = cache.tmp / f"{sha}.{os.getpid()}.part"
-    shutil.copyfile(staged, tmp)
-    os.replace(tmp, blob)
+def _texts(quads: list[pyoxigraph.Quad]) -> list[str]:
+    """Literal values and IRIs of every triple, down into RDF 1.2 triple terms (`<<( s p o
+    )>>`, which Turtle parses too); iterative, so a deeply nested term cannot overflow."""
+    out: list[str] = []
+    stack: list[object] = [t for q in quads for t in (q.subject, q.predicate, q.object)]
+    while stack:
+        term = stack.pop()
+        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode)):
+            out.append(term.value)
+        elif isinstance(term, pyoxigraph.Triple):
+            stack.extend((term.subject, term.predicate, term.object))
+    return out
 
 
 def _changed(package_id: str, f: PlannedFile, what: str) -> IntegrityError:
@@ -79,6 +83,14 @@ class PackageFetcher:
 
     def stage(self, plan: PackagePlan, dest_root: Path, advance=None) -> list[LockedFile]:  # type: ignore[no-untyped-def]
         """Fetch every planned file into dest_root; returns the verified file records."""
+
+        collision = find_path_collision(f.path for f in plan.files)
+        if collision is not None:  # 'a' and 'a/b' (or 'A' and 'a'): one would clobber the other
+            raise UnsafePathError(
+                f"{plan.package_id}: {collision[0]!r} and {collision[1]!r} cannot both be "
+                "files (one is the folder of the other, or they differ only in case)",
+                hint="the package is malformed; report it to the registry maintainers",
+            )
 
         def one(f: PlannedFile) -> LockedFile:
             rec = self._fetch_one(plan, f, dest_root)
@@ -113,15 +125,26 @@ class PackageFetcher:
         return records
 
     def _fetch_one(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
+        try:
+            return self._fetch_into(plan, f, dest_root)
+        except OSError as exc:
+            if exc.errno not in _NAME_ERRNOS:
+                raise  # disk full, read-only home, permissions: the home's problem (exit 1)
+            # The registry named a file this filesystem cannot hold: its error, not the home's.
+            raise UnsafePathError(
+                f"{plan.package_id}: cannot create {f.path!r} ({exc.strerror or exc})",
+                hint="the package names a file this system cannot store; "
+                "report it to the registry maintainers",
+            ) from None
+
+    def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        sha = size = None
-        if f.sha256 and self.cache.blob(f.sha256).is_file():
-            sha, size = _copy_verified(self.cache.blob(f.sha256), dest)
-            if sha != f.sha256:  # a corrupted cache entry: drop it and fetch for real
-                remove_file(self.cache.blob(f.sha256))
-                sha = None
-        if sha is None:
+        sha: str | None = None
+        size = self.cache.copy_blob(f.sha256, dest) if f.sha256 else None
+        if size is not None:  # verified against its name, which is the expected hash
+            sha = f.sha256
+        else:  # absent, or damaged (then dropped): fetch for real
             relpath = f"{plan.package_root}/{f.path}" if plan.package_root else f.path
             limit = f.size if (f.sha256 and f.size is not None) else limits.MAX_FILE_BYTES
             try:
@@ -139,8 +162,8 @@ class PackageFetcher:
                     f"has sha256 {sha[:12]}…, expected {f.sha256[:12]}…",
                 )
             if not self.source.is_local:
-                _store_blob(self.cache, sha, dest)
-        assert size is not None
+                self.cache.store_blob(sha, dest)
+        assert sha is not None
         set_executable(dest, f.executable)
         return LockedFile(f.path, sha, size, f.executable)
 
@@ -149,15 +172,9 @@ class PackageFetcher:
         data = path.read_bytes()
         # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
         # then do we pay for looking at every literal.
+        quads = parse_turtle(data, f"{package_id}: {relpath}")  # the one reader; exit 4
         escaped = b"\\u" in data or b"\\U" in data
-        literals: list[str] = []
-        try:
-            for quad in pyoxigraph.parse(data, format=pyoxigraph.RdfFormat.TURTLE):
-                if escaped and isinstance(quad.object, pyoxigraph.Literal):
-                    literals.append(quad.object.value)
-        except (SyntaxError, ValueError, OSError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise FormatError(f"{package_id}: {relpath} is not valid Turtle ({first})") from None
+        literals = _texts(quads) if escaped else []  # escapes decoded
         text = data.decode("utf-8", "replace")
         self._report_hidden(package_id, relpath, text + "\n".join(literals))
 
@@ -165,10 +182,17 @@ class PackageFetcher:
         """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
         data = root.joinpath(*relpath.split("/")).read_bytes()
         text = data.decode("utf-8", "replace")
+        intents = relpath.endswith("intents.json")
+        if intents:
+            # Over the vector bounds is refused now (exit 4); a merely malformed file is not
+            # ours to judge here: it is reported where it is used.
+            with contextlib.suppress(FormatError, UnsafePathError):
+                parse_intents(data, source=f"{package_id}: {relpath}")
         if b"\\u" in data:
-            # Malformed JSON is not ours to judge here: it is refused where it is used.
+            items = limits.MAX_INTENTS_ITEMS if intents else limits.MAX_JSON_ITEMS
             with contextlib.suppress(OntoskillsError):
-                text += json.dumps(jsonio.loads(data, source=relpath), ensure_ascii=False)
+                value = jsonio.loads(data, source=relpath, max_items=items)
+                text += json.dumps(value, ensure_ascii=False)
         self._report_hidden(package_id, relpath, text)
 
     def _report_hidden(self, package_id: str, relpath: str, text: str) -> None:

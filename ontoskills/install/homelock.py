@@ -24,11 +24,16 @@ from pathlib import Path
 
 import filelock
 
+from .. import envvars
 from ..errors import BusyError
 from ..fsutil import atomic_write_text, check_path, make_dirs, write_target
 from ..paths import Home
 
-DEFAULT_TIMEOUT = float(os.environ.get("ONTOSKILLS_LOCK_TIMEOUT", "600"))
+
+def default_timeout() -> float:
+    """ONTOSKILLS_LOCK_TIMEOUT, read when a lock is taken (never at import: a bad value
+    must be a usage error, not a traceback while the CLI loads)."""
+    return envvars.get(envvars.LOCK_TIMEOUT)
 
 
 def owner_file(home: Home) -> Path:
@@ -89,10 +94,11 @@ def hold(
     home: Home,
     command: str,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
     """Hold the home lock for the duration of the block."""
+    timeout = default_timeout() if timeout is None else timeout
     make_dirs(home.state_dir)
     check_path(home.process_lock)  # filelock opens it: never through a planted symlink
     lock = filelock.FileLock(str(home.process_lock), is_singleton=False)
@@ -131,7 +137,7 @@ _NO_DIR_LOCK = {errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP, errno
 def hold_lockfile(
     lock_path: Path,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
     """Serialise every writer of one lockfile, whatever home it runs in.
@@ -143,6 +149,7 @@ def hold_lockfile(
     while its folder is stable, needs no extra file in a user's project, and its flock is
     released by the kernel when the holder dies.
     """
+    timeout = default_timeout() if timeout is None else timeout
     folder = write_target(lock_path).parent
     if folder == lock_path.parent:  # our own default or --lockfile folder: create it
         make_dirs(folder)  # (a symlink's target folder is the user's: never created)

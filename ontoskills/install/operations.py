@@ -30,7 +30,14 @@ from .compat import (
 )
 from .fetch import PackageFetcher
 from .journal import lock_sha
-from .resolve import PackagePlan, check_min_trust, check_skills_exist, plan_from_lock, resolve
+from .resolve import (
+    PackagePlan,
+    check_home_overlap,
+    check_min_trust,
+    check_skills_exist,
+    plan_from_lock,
+    resolve,
+)
 from .session import Session, lock_registry_name
 from .state import describe, package_drift
 from .transaction import Transaction, recover
@@ -57,10 +64,17 @@ class Change:
     trust_tier: str | None = None
     files: int = 0
     skills: list[str] = field(default_factory=list)
+    # Installed but not served (the package ships them opt-in, or the user disabled them),
+    # and the command that serves them: search and the MCP tool do not see them until then.
+    disabled: list[str] = field(default_factory=list)
+    enable: str | None = None
 
     @classmethod
     def of(cls, action: str, pkg: LockedPackage, previous: LockedPackage | None = None) -> Change:
         """A change that leaves `pkg` in the lock (what the CLI reports per package)."""
+        off = sorted(k for k, on in pkg.skills.items() if not on)
+        whole = bool(off) and len(off) == len(pkg.skills)
+        targets = [pkg.id] if whole else [f"{pkg.id}/{k}" for k in off]
         return cls(
             pkg.id,
             action,
@@ -69,6 +83,8 @@ class Change:
             pkg.trust_tier,
             len(pkg.files),
             sorted(pkg.skills),
+            off,
+            "ontoskills enable " + " ".join(targets) if off else None,
         )
 
 
@@ -83,6 +99,8 @@ class Report:
 @contextmanager
 def locked_home(session: Session, command: str) -> Iterator[Report]:
     report = Report()
+    if command in ("install", "update", "ci"):  # they read registries (docs/CLI.md)
+        check_home_overlap(session)
     with (
         homelock.hold(session.home, command, on_wait=session.reporter.note),
         homelock.hold_lockfile(session.lockfile_path, on_wait=session.reporter.note),
@@ -322,6 +340,8 @@ def _resolve_specs(
         )
         if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
             check_skills_exist(pid, skills, set(plan.skills))
+        for name in skills or ():  # named now (author/pkg/skill): the user wants it served
+            plan.skills[name] = True
         new = planner.stage(plan)
         same = same_content(existing, new)
         state = tree_state(session, existing, opts, report) if same else None  # type: ignore[arg-type]
@@ -330,7 +350,13 @@ def _resolve_specs(
             new.commit, new.registry = existing.commit, existing.registry
             if new.requested != existing.requested or new.skills != existing.skills:
                 lock.packages[pid] = new
-            report.changes.append(Change.of("unchanged", new))
+            turned_on = sorted(
+                k for k, on in new.skills.items() if on and not existing.skills.get(k)
+            )
+            if turned_on:  # `install author/pkg/skill` of an installed, disabled skill
+                report.changes.append(Change(pid, "enabled", new.version, skills=turned_on))
+            else:
+                report.changes.append(Change.of("unchanged", new))
             continue
         if state == "kept":
             continue

@@ -8,16 +8,29 @@ plus its optional `files` array.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import limits
-from ..config import RegistryConfig
-from ..errors import IntegrityError, LimitExceededError, NotFoundError, TrustError
+from ..errors import (
+    IntegrityError,
+    LimitExceededError,
+    NotFoundError,
+    OntoskillsError,
+    TrustError,
+    UsageError,
+)
 from ..fsutil import sha256_bytes
 from ..lockfile import LockedPackage, LockedRegistry
-from ..manifest import Manifest, SkillEntry, cap_tier, parse_manifest, tier_rank
+from ..lockfile import load as load_lock
+from ..manifest import Manifest, SkillEntry, parse_manifest, tier_rank
+from ..paths import expand_user
+from ..registries import RegistryConfig
 from ..sources import RemoteFile
+from ..sources.sparse import client_tier
 from .session import Session
 
 MANIFEST = "package.json"
@@ -58,11 +71,49 @@ class PackagePlan:
         )
 
 
-def check_min_trust(package_id: str, tier: str, min_trust: str | None) -> None:
+def check_min_trust(
+    package_id: str, tier: str, min_trust: str | None, reg: RegistryConfig | None = None
+) -> None:
     if min_trust and tier_rank(tier) < tier_rank(min_trust):
+        hint = "lower --min-trust, or choose a package from a more trusted publisher"
+        if reg is not None and reg.trust is not None and tier == reg.trust:
+            hint = (
+                f"registry {reg.name} is capped at '{reg.trust}'; a registry you trust more can "
+                "be added with `ontoskills registry add NAME URL --trust TIER`"
+            )
         raise TrustError(
-            f"{package_id} is '{tier}' in its registry index, below --min-trust {min_trust}",
-            hint="lower --min-trust, or choose a package from a more trusted publisher",
+            f"{package_id} is '{tier}' from its registry, below --min-trust {min_trust}",
+            hint=hint,
+        )
+
+
+def check_home_overlap(session: Session) -> None:
+    """Before install/ci/update takes the home lock (which creates the home): refuse when the
+    home and any local registry the command may read (the --registry or configured ones, and
+    the lock's) contain each other, so not even the home lock lands inside a registry."""
+    regs = list(session.registries())
+    if session.lockfile_path.is_file():
+        with contextlib.suppress(OntoskillsError, OSError):  # the command reports a bad lock
+            lock = load_lock(session.lockfile_path)
+            regs += [session.registry_for_lock(r) for r in lock.registries.values()]
+    for reg in regs:
+        check_overlap(session.home.root, reg)
+
+
+def check_overlap(home: Path, reg: RegistryConfig) -> None:
+    """A local registry and the home must not contain each other: an install would write into
+    the registry it reads, or replace the registry's own folders while reading them."""
+    url = reg.url[len("file://") :] if reg.url.startswith("file://") else reg.url
+    if "://" in url or "@" in url:
+        return
+    home_real = Path(os.path.realpath(home))
+    reg_real = Path(os.path.realpath(expand_user(url)))
+    if home_real.is_relative_to(reg_real) or reg_real.is_relative_to(home_real):
+        inside = "inside" if home_real.is_relative_to(reg_real) else "contains"
+        raise UsageError(
+            f"the home {home} {inside} the registry {reg.url}",
+            hint="use a home and a registry folder that do not contain each other "
+            "(--home or ONTOSKILLS_HOME)",
         )
 
 
@@ -111,14 +162,6 @@ def check_skills_exist(package_id: str, wanted: set[str], available: set[str]) -
     )
 
 
-def owner_of(path: str, skill_dirs: list[tuple[str, str]]) -> str | None:
-    """The skill whose folder is the deepest prefix of path (None: package-level file)."""
-    for sdir, sid in skill_dirs:  # sorted deepest first
-        if sdir == "" or path.startswith(sdir + "/"):
-            return sid
-    return None
-
-
 def resolve(
     session: Session,
     package_id: str,
@@ -131,13 +174,14 @@ def resolve(
     registries: list[RegistryConfig] | None = None,
 ) -> PackagePlan:
     reg, entry = session.find_package(package_id, registries)
+    check_overlap(session.home.root, reg)
     snap = session.snapshot(reg)
     src = session.source(reg)
     raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
     manifest = parse_manifest(
         raw, source=f"{reg.name}: {entry.manifest_path}", expected_id=package_id
     )
-    tier = cap_tier(entry.trust_tier, reg.trust)
+    tier = client_tier(snap.index, entry, reg.trust)  # capped; a sparse entry never raises it
     plan = PackagePlan(
         package_id=package_id,
         registry=reg,
@@ -151,12 +195,13 @@ def resolve(
         commit=snap.commit,
         index_sha256=snap.sha256,
     )
-    if manifest.declared_tier and manifest.declared_tier != tier:
+    if manifest.declared_tier and manifest.declared_tier != entry.trust_tier:
+        # the store's quirk 3 (a package naming its own tier), not a registry's trust cap
         plan.warnings.append(
             f"{package_id} declares trust tier '{manifest.declared_tier}'; "
-            f"the registry index says '{tier}', which is what counts"
+            f"the registry index says '{entry.trust_tier}', which is what counts"
         )
-    check_min_trust(package_id, tier, min_trust)
+    check_min_trust(package_id, tier, min_trust, reg)
 
     listing = src.list_package(entry.package_root)
     if listing is None and manifest.files is None:
@@ -168,12 +213,11 @@ def resolve(
     files = _candidate_files(listing, manifest, reg.name)
     chosen, plan.unresolved_deps = select_skills(manifest, skills)
     if skills is not None:
-        dirs = sorted(((s.dir, s.id) for s in manifest.skills), key=lambda d: -len(d[0]))
         keep = {s.id for s in chosen}
         files = {
             p: f
             for p, f in files.items()
-            if (owner_of(p, dirs) in keep or owner_of(p, dirs) is None)
+            if (owner := manifest.owner_of(p)) is None or owner.id in keep
         }
     if not with_embeddings:
         files = {p: f for p, f in files.items() if not _is_embedding(p, manifest)}
@@ -239,6 +283,7 @@ def _check_limits(package_id: str, files: list[PlannedFile]) -> None:
 def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) -> PackagePlan:
     """A frozen plan: exactly the locked files, from the locked registry (and commit)."""
     config = session.registry_for_lock(reg)
+    check_overlap(session.home.root, config)
     return PackagePlan(
         package_id=pkg.id,
         registry=config,

@@ -7,13 +7,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Config, RegistryConfig
+from ..config import ADHOC_TRUST, Config
 from ..errors import NotFoundError, UsageError
 from ..lockfile import LockedRegistry, Lockfile
 from ..manifest import IndexEntry
 from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
-from ..sources import IndexSnapshot, Source, SourceOptions, detect_kind, open_source, slug_for_url
+from ..registries import RegistryConfig, detect_kind, same_location, slug_for_url
+from ..sources import IndexSnapshot, Source, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
 
@@ -39,6 +40,8 @@ class Session:
         return self.config.effective_registries()
 
     def adhoc_registry(self, value: str) -> RegistryConfig:
+        """--registry NAME|URL|PATH: a configured registry keeps its name and trust cap; any
+        other location is capped at community (config.ADHOC_TRUST, docs/CLI.md)."""
         named = self.config.registry(value)
         if named is not None:
             return named
@@ -50,12 +53,18 @@ class Session:
                     hint="see `ontoskills registry list`, or pass a URL",
                 )
             value = str(path.absolute())
-        return RegistryConfig(slug_for_url(value), value, detect_kind(value))
+        known = self.config.registry_at(value)
+        if known is not None:
+            return known
+        return RegistryConfig(slug_for_url(value), value, detect_kind(value), ADHOC_TRUST)
 
     def registry_for_lock(self, locked: LockedRegistry) -> RegistryConfig:
-        """The registry a locked package came from; the configured trust cap still applies."""
+        """The registry a locked package came from, with the trust cap it has now: its
+        configured one, else the ad-hoc cap (a lock cannot lift it)."""
         configured = self.config.registry(locked.name)
-        trust = configured.trust if configured and configured.url == locked.url else None
+        if configured is None or not same_location(configured.url, locked.url):
+            configured = self.config.registry_at(locked.url)
+        trust = configured.trust if configured is not None else ADHOC_TRUST
         return RegistryConfig(locked.name, locked.url, locked.kind, trust)
 
     # sources ------------------------------------------------------------------------

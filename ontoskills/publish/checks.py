@@ -23,8 +23,8 @@ from ..errors import (
 from ..fsutil import sha256_bytes
 from ..manifest import Manifest, parse_intents, parse_manifest
 from ..safety import find_hidden_unicode
+from ..skillheader import SkillHeader, read_skill_header
 from .files import MANIFEST
-from .turtle import ModuleInfo, parse_module
 
 # Models whose output dimension is known: an intents.json claiming another is refused.
 KNOWN_DIMENSIONS = {
@@ -54,7 +54,7 @@ class Finding:
 class PackageCheck:
     package_id: str
     manifest: Manifest | None = None
-    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    modules: dict[str, SkillHeader] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     files_checked: int = 0
 
@@ -184,7 +184,7 @@ def _check_modules(
         if data is None:
             continue
         try:
-            pc.modules[path] = parse_module(data, f"{pc.package_id}/{path}")
+            pc.modules[path] = read_skill_header(data, f"{pc.package_id}/{path}", lenient=False)
         except OntoskillsError as exc:
             pc.add("error", "turtle", exc.message, type(exc))
             continue

@@ -7,13 +7,14 @@ in a URL that could be logged. A push that the remote rejects is an error, not a
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from ..errors import NetworkError, OntoskillsError, UsageError
+from ..errors import BusyError, IntegrityError, NetworkError, OntoskillsError, UsageError
 from ..sources._gitremote import TokenCallbacks, git_error
 
 
@@ -74,18 +75,190 @@ def _config_value(config: pygit2.Config, key: str) -> str | None:
 def commit_paths(
     repo: pygit2.Repository, pathspecs: list[str], message: str, author: Author
 ) -> str:
-    """Stage exactly `pathspecs` (additions, changes and deletions) and commit on HEAD."""
-    index = repo.index
-    index.read()
-    index.remove_all(pathspecs)  # entries whose files are gone must go too
-    index.add_all(pathspecs)
-    index.write()
-    tree = index.write_tree()
-    parents = [] if repo.head_is_unborn else [repo.head.target]
-    if parents and repo[parents[0]].tree_id == tree:
+    """Stage exactly `pathspecs` from the work tree and commit on HEAD (`registry init` only:
+    its files are our own; a publish commits exact bytes with `build_tree` + `commit_tree`)."""
+    files: dict[str, TreeFile] = {}
+    for spec in pathspecs:
+        root = Path(repo.workdir) / spec
+        paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in paths:
+            rel = path.relative_to(repo.workdir).as_posix()
+            files[rel] = TreeFile(repo.create_blob(path.read_bytes()), _MODE_FILE)
+    tree = build_tree(repo, pathspecs, files)
+    return commit_tree(repo, tree, pathspecs, files, message, author)
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """One blob to commit: its id (written from bytes we hashed) and its mode."""
+
+    oid: pygit2.Oid
+    mode: int
+
+    @staticmethod
+    def of(repo: pygit2.Repository, data: bytes, executable: bool = False) -> TreeFile:
+        # create_blob() stores the bytes as given: no .gitattributes filter, no eol conversion,
+        # no core.autocrlf, and .gitignore / info/exclude are never consulted.
+        return TreeFile(repo.create_blob(data), _MODE_EXEC if executable else _MODE_FILE)
+
+
+_MODE_FILE = int(pygit2.enums.FileMode.BLOB)
+_MODE_EXEC = int(pygit2.enums.FileMode.BLOB_EXECUTABLE)
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
+
+
+def build_tree(
+    repo: pygit2.Repository, prefixes: list[str], files: dict[str, TreeFile]
+) -> pygit2.Oid:
+    """HEAD's tree with everything under `prefixes` replaced by exactly `files`.
+
+    Built in an in-memory index, never through the work tree or the repository's index, so
+    nothing the registry's git configuration says can drop or rewrite a file."""
+    index = pygit2.Index()
+    base = head_tree(repo)
+    if base is not None:
+        index.read_tree(base)
+    for path in [e.path for e in index if _under(e.path, prefixes)]:
+        index.remove(path)
+    try:
+        for path, f in sorted(files.items()):
+            index.add(pygit2.IndexEntry(path, f.oid, pygit2.enums.FileMode(f.mode)))
+        return index.write_tree(repo)
+    except (pygit2.GitError, ValueError) as exc:  # e.g. a file where a folder must go
+        raise IntegrityError(
+            f"cannot build the registry commit: {exc}",
+            hint="the registry's tree has a file where a package folder must go; fix it first",
+        ) from None
+
+
+def tree_files(repo: pygit2.Repository, tree_id: pygit2.Oid, prefix: str) -> dict[str, Expected]:
+    """sha256, size and exec bit of every entry under `prefix` (a folder or one file) of a tree,
+    read back from the object database. A symlink or submodule is reported as such."""
+    tree = repo[tree_id]
+    assert isinstance(tree, pygit2.Tree)
+    try:
+        obj = tree[prefix]
+    except KeyError:
+        return {}
+    out: dict[str, Expected] = {}
+    stack: list[tuple[str, pygit2.Object, int]] = [(prefix, obj, int(obj.filemode))]
+    while stack:
+        path, node, mode = stack.pop()
+        if isinstance(node, pygit2.Tree):
+            stack.extend((f"{path}/{c.name}", c, int(c.filemode)) for c in node)
+        elif isinstance(node, pygit2.Blob) and mode in (_MODE_FILE, _MODE_EXEC):
+            data = node.data
+            out[path] = Expected(hashlib.sha256(data).hexdigest(), len(data), mode == _MODE_EXEC)
+        else:
+            out[path] = Expected("not a regular file", -1, False)
+    return out
+
+
+@dataclass(frozen=True)
+class Expected:
+    sha256: str
+    size: int
+    executable: bool
+
+    @staticmethod
+    def of(data: bytes, executable: bool = False) -> Expected:
+        return Expected(hashlib.sha256(data).hexdigest(), len(data), executable)
+
+
+def verify_tree(
+    repo: pygit2.Repository, tree_id: pygit2.Oid, prefixes: list[str], want: dict[str, Expected]
+) -> None:
+    """Every file under `prefixes` in the tree is exactly `want` (bytes, size, exec bit), no
+    more, no less; else IntegrityError naming the first differences."""
+    got: dict[str, Expected] = {}
+    for prefix in prefixes:
+        try:
+            got.update(tree_files(repo, tree_id, prefix))
+        except pygit2.GitError as exc:  # e.g. a planted object whose content fails its hash
+            raise IntegrityError(
+                f"the registry's git objects under {prefix} cannot be read back: {exc}",
+                hint="nothing was written; the registry's .git/objects is corrupt or tampered "
+                "with: run `git fsck` there",
+            ) from None
+    wrong = sorted(p for p in set(got) | set(want) if got.get(p) != want.get(p))
+    if wrong:
+        raise IntegrityError(
+            f"the registry commit would not hold the exact published bytes: {', '.join(wrong[:5])}"
+            + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else ""),
+            hint="nothing was written; report this with the registry's .gitattributes",
+        )
+
+
+def commit_tree(
+    repo: pygit2.Repository,
+    tree: pygit2.Oid,
+    prefixes: list[str],
+    files: dict[str, TreeFile],
+    message: str,
+    author: Author,
+) -> str:
+    """Commit `tree` on HEAD, after making the repository's index agree with it for
+    `prefixes` (so `git status` shows the publish as committed, not staged or deleted)."""
+    base = head_tree(repo)
+    if base is not None and base.id == tree:
         raise UsageError("nothing to commit: the registry already holds this content")
-    sig = author.signature()
-    return str(repo.create_commit("HEAD", sig, sig, message, tree, parents))
+    try:
+        index = repo.index
+        index.read()
+        for path in [e.path for e in index if _under(e.path, prefixes)]:
+            index.remove(path)
+        for path, f in sorted(files.items()):
+            index.add(pygit2.IndexEntry(path, f.oid, pygit2.enums.FileMode(f.mode)))
+        index.write()
+        sig = author.signature()
+        parents = [] if base is None else [repo.head.target]
+        commit = repo.create_commit("HEAD", sig, sig, message, tree, parents)
+    except pygit2.GitError as exc:  # a lock held by another git process, a read-only .git
+        raise BusyError(
+            f"git could not commit to the registry: {exc}",
+            hint="re-run the same publish once the other git process is done: it completes this",
+        ) from None
+    return str(commit)
+
+
+def checkout_warnings(repo: pygit2.Repository, paths: list[str]) -> list[str]:
+    """The commit holds the exact bytes; say when this registry's git settings would make a
+    git CHECKOUT of it (or an archive) differ, since folder and HTTP mirrors serve a checkout."""
+    autocrlf = _config_value(repo.config, "core.autocrlf")
+    hits: dict[str, list[str]] = {}
+    for path in paths:
+        try:
+            text, eol = repo.get_attr(path, "text"), repo.get_attr(path, "eol")
+            why = [
+                name
+                for name, on in (
+                    ("filter", isinstance(repo.get_attr(path, "filter"), str)),
+                    ("ident", repo.get_attr(path, "ident") is True),
+                    ("working-tree-encoding", repo.get_attr(path, "working-tree-encoding")),
+                    ("text/eol", text in (True, "auto") or isinstance(eol, str)),
+                    ("core.autocrlf", text is not False and autocrlf in ("true", "input")),
+                    ("export-ignore", repo.get_attr(path, "export-ignore") is True),
+                )
+                if on
+            ]
+        except pygit2.GitError:
+            continue
+        for name in why:
+            hits.setdefault(name, []).append(path)
+    return [
+        f"the registry's git settings ({name}) apply to {len(p)} published file(s) "
+        f"({', '.join(p[:3])}{', ...' if len(p) > 3 else ''}): the commit holds the exact bytes, "
+        "but a git checkout or archive of it may not; add `packages/** -text -filter -ident "
+        "-export-ignore` (and `index.json`, `index/**`) to .gitattributes"
+        for name, p in sorted(hits.items())
+    ]
 
 
 class _PushCallbacks(TokenCallbacks):

@@ -18,8 +18,8 @@ from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import DEP_PREFIX, parse_manifest
 from ..safety import check_name, split_package_id
+from ..skillheader import SkillHeader, dependency_id, read_skill_header
 from .files import MANIFEST, FileRecord, hash_files, walk_package
-from .turtle import ModuleInfo, parse_module
 
 INTENTS = "intents.json"
 MAIN = "ontoskill.ttl"
@@ -32,7 +32,7 @@ class PackResult:
     manifest: dict[str, Any]
     data: bytes  # the package.json bytes
     files: list[FileRecord]
-    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    modules: dict[str, SkillHeader] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     written: bool = False
 
@@ -52,7 +52,7 @@ def _existing(root: Path) -> dict[str, Any]:
     return raw
 
 
-def main_modules(modules: list[str], infos: dict[str, ModuleInfo]) -> list[str]:
+def main_modules(modules: list[str], infos: dict[str, SkillHeader]) -> list[str]:
     """A skill's main module is `ontoskill.ttl`; elsewhere, a module that extends nothing.
 
     (`oc:extends` also links a main skill to another skill, so it alone does not decide.)
@@ -61,7 +61,7 @@ def main_modules(modules: list[str], infos: dict[str, ModuleInfo]) -> list[str]:
     out = []
     for p in modules:
         folder = p.rsplit("/", 1)[0] if "/" in p else ""
-        if _base(p) == MAIN or (folder not in folders and infos[p].extends is None):
+        if _base(p) == MAIN or (folder not in folders and not infos[p].extends):
             out.append(p)
     return out
 
@@ -97,7 +97,7 @@ def build_manifest(
     paths = walk_package(root, exclude=exclude)
     records = hash_files(root, paths)
     modules = [p for p in paths if p.endswith(".ttl")]
-    infos = {p: parse_module((root / p).read_bytes(), p) for p in modules}
+    infos = {p: read_skill_header((root / p).read_bytes(), p, lenient=False) for p in modules}
     skills: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
     for path in main_modules(modules, infos):
@@ -115,7 +115,7 @@ def build_manifest(
             "description": info.description or "",
             "category": info.category or "general",
             "intents": list(info.intents),
-            "depends_on_skills": [DEP_PREFIX + d for d in info.depends_on],
+            "depends_on_skills": [DEP_PREFIX + dependency_id(d) for d in info.depends_on],
         }
         if info.is_user_invocable is not None:
             entry["is_user_invocable"] = info.is_user_invocable

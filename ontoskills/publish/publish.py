@@ -13,7 +13,6 @@ import contextlib
 import difflib
 import hashlib
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,19 +21,28 @@ from typing import Any
 
 import filelock
 
-from .. import limits
-from ..errors import BusyError, IntegrityError, NotFoundError, UsageError
-from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
+from .. import envvars, limits
+from ..errors import BusyError, NotFoundError, UsageError
+from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
+from ..sources.git import check_ref_component
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
-from ..sources.sparse import write_sparse_index
+from ..sources.sparse import sparse_files, write_sparse_files
 from . import gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
+from .staging import (
+    Staging,
+    expected_tree,
+    holds_files,
+    recover_interrupted,
+    refuse_symlinks,
+    stage_files,
+)
 
 
 @dataclass
@@ -111,6 +119,9 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
     pkg = load_package(pkg_dir)
     for w in pkg.warnings:
         rep.warn(w)
+    # The version names the publish branch: refuse it by name before any git call.
+    rules.version_key(pkg.manifest.version)
+    check_ref_component(pkg.manifest.version, "version")
     location = opts.registry
     local = Path(location).expanduser()
     if "://" not in location and local.is_dir() and not gitops.is_bare_repo(local):
@@ -124,6 +135,8 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         )
     if opts.trust is not None:
         rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
+    for part, what in zip(pkg.manifest.package_id.split("/"), ("author", "package"), strict=True):
+        check_ref_component(part, what)  # publish/<author>/<pkg>/<version> must be a ref
     rep.stage(f"cloning {location}")
     with tempfile.TemporaryDirectory(prefix="ontoskills-publish-") as tmp:
         clone = gitops.clone(location, Path(tmp) / "registry")
@@ -140,7 +153,7 @@ def _registry_lock(root: Path, *, dry_run: bool) -> Iterator[None]:
         return
     key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
     path = Path(tempfile.gettempdir()) / f"ontoskills-publish-{key}.lock"
-    timeout = float(os.environ.get("ONTOSKILLS_LOCK_TIMEOUT", "600"))
+    timeout = envvars.get(envvars.LOCK_TIMEOUT)
     try:
         with filelock.FileLock(str(path), timeout=timeout):
             yield
@@ -166,7 +179,8 @@ def _publish_into(
     entries = read_entries(root)
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
-    repaired = False if opts.dry_run else _recover_interrupted(root, pkg_rel)
+    refuse_symlinks(root, pkg_rel)
+    repaired = False if opts.dry_run else recover_interrupted(root, pkg_rel)
     old_manifest_bytes = b""
     previous: str | None = None
     if current is not None:
@@ -219,30 +233,45 @@ def _publish_into(
         repo = gitops.pygit2.Repository(str(root))
         author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
-    wrote = False
-    if not (resume and _holds_files(root, pkg_rel, m)):
-        _install_package(pkg, root, pkg_rel)
-        wrote = True
+    sparse = (root / SPARSE_CONFIG).is_file()
+    new_sparse = sparse_files(new_index) if sparse else {}
+    prefixes = [pkg_rel, INDEX, *(["index"] if sparse else [])]
+    write_pkg = not (resume and holds_files(root, pkg_rel, m))
+    files: dict[str, gitops.TreeFile] = {}
+    tree = None
+    with Staging(root, pkg_rel, active=write_pkg) as staging:
+        blobs = stage_files(pkg, staging, repo)
+        if repo is not None:
+            # Build and check the commit's tree from the bytes we hashed BEFORE touching the
+            # work tree, the index or HEAD: a mismatch leaves the registry exactly as it was.
+            files = {
+                **{f"{pkg_rel}/{rel}": b for rel, b in blobs.items()},
+                INDEX: gitops.TreeFile.of(repo, new_index),
+                **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
+            }
+            tree = gitops.build_tree(repo, prefixes, files)
+            want = expected_tree(pkg, pkg_rel, new_index, new_sparse)
+            gitops.verify_tree(repo, tree, prefixes, want)
+        wrote = staging.swap()
     if old_index != new_index:
         atomic_write_bytes(root / INDEX, new_index)
         wrote = True
-    sparse = (root / SPARSE_CONFIG).is_file()
     if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
-        write_sparse_index(root)
-    if repo is None or author is None:
+        write_sparse_files(root, new_sparse)
+    if repo is None or author is None or tree is None:
         if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result
     message = opts.message or f"Publish {pid} {m.version}"
-    paths = [pkg_rel, INDEX, *(["index"] if sparse else [])]
     try:
-        result.commit = gitops.commit_paths(repo, paths, message, author)
+        result.commit = gitops.commit_tree(repo, tree, prefixes, files, message, author)
     except UsageError:
         if not resume:
             raise
         if not repaired:  # HEAD already holds it: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result  # HEAD held it; the re-run only cleaned what a kill left
+    result.warnings.extend(gitops.checkout_warnings(repo, sorted(files)))
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")
@@ -250,71 +279,6 @@ def _publish_into(
         rep.stage(f"pushing {result.branch}")
         gitops.push_branch(repo, remote_url, result.branch, result.commit)
     return result
-
-
-def _install_package(pkg: LocalPackage, root: Path, pkg_rel: str) -> None:
-    """Copy the listed files into a hidden staging folder, re-verifying each hash, then swap."""
-    final = safe_join(root, pkg_rel, "package folder")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    stage = final.parent / f".{final.name}.publish-{os.getpid()}"
-    old = final.parent / f".{final.name}.old-{os.getpid()}"
-    remove_tree(stage)
-    try:
-        for f in pkg.manifest.files or ():
-            dest = stage / f.path
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(pkg.root / f.path, dest)
-            os.chmod(dest, 0o755 if f.executable else 0o644)
-            sha, size = sha256_file(dest)
-            if sha != f.sha256 or size != f.size:
-                raise IntegrityError(
-                    f"{f.path} changed while publishing",
-                    hint="run `ontoskills pack` again, then publish",
-                )
-        atomic_write_bytes(stage / MANIFEST, pkg.data)
-        if final.exists():
-            os.replace(final, old)
-        os.replace(stage, final)
-    finally:
-        remove_tree(stage)
-        remove_tree(old)
-
-
-def _recover_interrupted(root: Path, pkg_rel: str) -> bool:
-    """Undo what a killed publish of this package left (we hold the registry lock, so its
-    writer is dead): an incomplete staging copy is dropped; a previous version moved aside
-    just before the swap goes back if the new one never arrived; temp index files go.
-    Returns whether there was anything to undo."""
-    final = safe_join(root, pkg_rel, "package folder")
-    found = False
-    if final.parent.is_dir():
-        for old in sorted(final.parent.glob(f".{final.name}.old-*")):
-            found = True
-            if final.exists():
-                remove_tree(old)
-            else:
-                os.replace(old, final)
-        for stage in final.parent.glob(f".{final.name}.publish-*"):
-            found = True
-            remove_tree(stage)
-    for tmp in root.glob(f".{INDEX}.*.tmp"):  # fsutil.atomic_write_bytes's temp name
-        found = True
-        tmp.unlink(missing_ok=True)
-    return found
-
-
-def _holds_files(root: Path, pkg_rel: str, m: Manifest) -> bool:
-    """Whether the registry's package folder has every listed file with its hash and mode."""
-    final = safe_join(root, pkg_rel, "package folder")
-    for f in m.files or ():
-        path = final / f.path
-        if not path.is_file() or path.is_symlink():
-            return False
-        if sha256_file(path) != (f.sha256, f.size):
-            return False
-        if bool(path.stat().st_mode & 0o100) != bool(f.executable):
-            return False
-    return True
 
 
 def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:

@@ -49,7 +49,9 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
         )
     data = path.read_bytes()
     parse_index(data, source=str(path))
-    raw = jsonio.loads(data, source=str(path), max_bytes=limits.MAX_INDEX_BYTES)
+    raw = jsonio.loads(
+        data, source=str(path), max_bytes=limits.MAX_INDEX_BYTES, max_items=limits.MAX_INDEX_ITEMS
+    )
     packages = raw.get("packages") if isinstance(raw, dict) else None
     if not isinstance(packages, list):
         raise FormatError(f"{path}: missing 'packages' list")
@@ -66,6 +68,13 @@ def index_bytes(entries: list[dict[str, Any]]) -> bytes:
     return (json.dumps({"packages": out}, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+def check_new_registry_folder(path: Path) -> None:
+    """`registry init` only creates: checked first, before anything else can fail (a missing
+    git author must not hide that the folder is the wrong one)."""
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
+
+
 def init_registry(
     path: Path, *, git: bool = True, author: gitops.Author | None = None, sparse: bool = False
 ) -> str | None:
@@ -73,8 +82,7 @@ def init_registry(
 
     `sparse` also writes the per-package index (`index/config.json`, docs/SCALING.md), which
     `publish` then keeps in step, so clients fetch one small file per package."""
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
+    check_new_registry_folder(path)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path / INDEX, index_bytes([]))
     name = path.resolve().name or "registry"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..errors import ConfusableNameError, TrustError, UsageError, VersionConflictError
-from ..manifest import TIERS, tier_rank
+from ..manifest import Tier, tier_rank
 from ..safety import nfkc
 
 _VERSION_RE = re.compile(
@@ -98,8 +98,8 @@ def decide_tier(
     """New packages are community unless a maintainer asks on their own registry; a
     publisher can lower an existing tier but never raise it."""
     if requested is not None:
-        if requested not in TIERS:
-            raise UsageError(f"--trust must be one of {', '.join(TIERS)}")
+        if Tier.get(requested) is None:
+            raise UsageError(f"--trust must be one of {Tier.listed()}")
         if not own_registry:
             raise UsageError(
                 "--trust applies only to a registry you maintain (a local path)",

@@ -26,12 +26,12 @@ from .. import limits
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes, remove_tree
 from ..safety import check_name, split_package_id
+from ..skillheader import DCTERMS, DCTERMS_ID, OC, RDF_TYPE, SKILL_CLASS, XSD, dependency_iri
 from .files import MANIFEST, walk_package
 from .pack import MAIN, PackResult, _existing, pack
-from .turtle import DCTERMS, OC, RDF_TYPE, dependency_iri
 
 SKILL_MD = "SKILL.md"
-XSD = "http://www.w3.org/2001/XMLSchema#"
+_TYPE = ox.NamedNode(RDF_TYPE)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 PREFIXES = {"oc": OC, "dcterms": DCTERMS, "xsd": XSD}
@@ -114,7 +114,7 @@ class _Graph:
 
     def typed(self, cls: str) -> ox.BlankNode:
         node = self.bnode()
-        self.triples.append(ox.Triple(node, RDF_TYPE, ox.NamedNode(OC + cls)))
+        self.triples.append(ox.Triple(node, _TYPE, ox.NamedNode(OC + cls)))
         return node
 
 
@@ -174,8 +174,8 @@ def skill_turtle(package_id: str, skill: SkillMd) -> bytes:
     """The Turtle module for one SKILL.md (deterministic bytes)."""
     g = _Graph()
     s = ox.NamedNode(skill_iri(package_id, skill.id))
-    g.triples.append(ox.Triple(s, RDF_TYPE, ox.NamedNode(OC + "Skill")))
-    g.add(s, DCTERMS + "identifier", skill.id)
+    g.triples.append(ox.Triple(s, _TYPE, ox.NamedNode(SKILL_CLASS)))
+    g.add(s, DCTERMS_ID, skill.id)
     g.add(s, "hasName", skill.id)
     g.add(s, "hasDescription", skill.description)
     g.add(s, "hasCategory", skill.category)

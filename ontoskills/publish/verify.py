@@ -10,6 +10,7 @@ matches its hash, no stray or unsafe paths. The real store's tolerated quirks
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .. import limits
@@ -17,6 +18,7 @@ from ..errors import NotFoundError, OntoskillsError
 from ..progress import NullReporter, Reporter
 from ..sources import Source
 from .checks import Finding, PackageCheck, check_package
+from .consistency import local_findings, sparse_findings
 from .files import MANIFEST
 
 
@@ -59,7 +61,10 @@ class VerifyReport:
         }
 
 
-def verify_registry(source: Source, reporter: Reporter | None = None) -> VerifyReport:
+def verify_registry(
+    source: Source, reporter: Reporter | None = None, local: Path | None = None
+) -> VerifyReport:
+    """`local`: the registry's folder when verifying a path (leftovers, git work tree)."""
     rep = reporter or NullReporter()
     report = VerifyReport(registry=source.config.url)
     rep.stage("reading index.json")
@@ -87,6 +92,10 @@ def verify_registry(source: Source, reporter: Reporter | None = None) -> VerifyR
     report.packages = len(checks)
     report.findings.extend(_dependency_findings(checks))
     report.findings.extend(_unindexed(source, {e.package_root for e in snap.index}))
+    rep.stage("checking the sparse index")
+    report.findings.extend(sparse_findings(source, snap.sha256))
+    if local is not None:
+        report.findings.extend(local_findings(local, snap.commit))
     return report
 
 

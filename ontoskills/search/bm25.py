@@ -1,50 +1,109 @@
-"""BM25 over skill documents: rank-bm25 computes the statistics, postings make queries cheap.
+"""BM25 over skill documents, with postings that make a query cost only its own terms.
 
-rank-bm25's own `get_scores` walks every document for every query term (O(N) Python per
-term); we keep its idf/length model but precompute each posting's contribution, so a query
-costs only the postings of its terms (10k skills stay well under a few milliseconds).
-Query terms missing from the vocabulary are matched to terms one edit away (typos).
+Two fields per skill: the header (names, aliases, intents, description, ...) and the body
+(what the skill says: section titles, knowledge directives, workflow steps). Each field has
+its own length normalisation and document frequencies; a posting's weight is
+`header + BODY_WEIGHT * body`, precomputed at build time, so a query is a sum of postings
+(10k skills stay well under a millisecond).
+
+idf is Lucene's `log(1 + (N - n + 0.5) / (n + 0.5))`: always positive, so a term found in
+every skill of a 1-, 2- or 3-skill catalog still counts (Okapi's `log((N - n + 0.5) /
+(n + 0.5))` is zero or negative there, which made small catalogs find nothing).
+
+Query terms missing from the vocabulary are matched to header terms one edit away (typos),
+through a deletion index that costs O(length) per term and skips absurd tokens.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
 
 TYPO_WEIGHT = 0.6  # a corrected term counts less than an exact one
+TYPO_COVERAGE = 0.5  # a typo-corrected term is half the evidence of an exact one
+BODY_EVIDENCE = 0.5  # a term only in the body is half the evidence of one in the header
+BODY_WEIGHT = 0.5  # a body match counts half the same match in the header
 _MIN_TYPO_LEN = 4
+# Longer terms are never typo-corrected: no real word needs it, and the deletion
+# neighbourhood of a term is len(term) strings of len(term) - 1 characters (quadratic), so
+# this bound is what keeps the index O(length) per term for any input.
+MAX_TYPO_LEN = 24
+
+
+def idf(n_docs: int, df: np.ndarray | int) -> np.ndarray | float:
+    """Lucene's BM25 idf (non-negative for every df <= N)."""
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
 
 
 def _deletes(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
+def _typo_ok(term: str) -> bool:
+    return _MIN_TYPO_LEN <= len(term) <= MAX_TYPO_LEN
+
+
+def _field(
+    docs: list[list[str]], k1: float, b: float
+) -> tuple[dict[str, tuple[list[int], list[float]]], Counter[str]]:
+    """term -> (doc ids, BM25 contribution) for one field, and its document frequencies."""
+    n = len(docs)
+    counts = [Counter(d) for d in docs]
+    df: Counter[str] = Counter()
+    for c in counts:
+        df.update(c.keys())
+    avgdl = (sum(len(d) for d in docs) / n) if n else 0.0
+    out: dict[str, tuple[list[int], list[float]]] = {}
+    for i, (doc, c) in enumerate(zip(docs, counts, strict=True)):
+        norm = k1 * (1 - b + b * len(doc) / (avgdl or 1.0))
+        for term, tf in c.items():
+            ids, weights = out.setdefault(term, ([], []))
+            ids.append(i)
+            weights.append(float(idf(n, df[term])) * tf * (k1 + 1) / (tf + norm))
+    return out, df
+
+
 class BM25Index:
-    def __init__(self, docs: list[list[str]], *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        docs: list[list[str]],
+        bodies: list[list[str]] | None = None,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        body_weight: float = BODY_WEIGHT,
+    ) -> None:
         self.size = len(docs)
         self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.in_header: dict[str, np.ndarray] = {}  # per posting: the term is in the header
+        self.idf: dict[str, float] = {}  # any-field document frequency -> idf (confidence)
+        self.typo_terms: set[str] = set()
         self._typo: dict[str, set[str]] | None = None
-        if not docs or not any(docs):
+        if not docs:
             return
-        from rank_bm25 import BM25Okapi  # only when building: snapshots load the arrays
+        header, header_df = _field(docs, k1, b)
+        body = {} if bodies is None else _field(bodies, k1, b)[0]
+        any_df: Counter[str] = Counter()
+        for i in range(self.size):
+            any_df.update(set(docs[i]) | (set(bodies[i]) if bodies is not None else set()))
+        for term in sorted(set(header) | set(body)):
+            merged: dict[int, float] = {}
+            for i, w in zip(*header.get(term, ([], [])), strict=True):
+                merged[i] = w
+            in_header = set(merged)
+            for i, w in zip(*body.get(term, ([], [])), strict=True):
+                merged[i] = merged.get(i, 0.0) + body_weight * w
+            order = sorted(merged)
+            ids = np.asarray(order, dtype=np.int32)
+            weights = np.asarray([merged[i] for i in order], dtype=np.float32)
+            self.postings[term] = (ids, weights)
+            self.in_header[term] = np.asarray([i in in_header for i in order], dtype=np.bool_)
+            self.idf[term] = float(idf(self.size, any_df[term]))
+        self.typo_terms = {t for t in header_df if _typo_ok(t)}
 
-        model = BM25Okapi(docs, k1=k1, b=b)
-        lengths = np.asarray(model.doc_len, dtype=np.float64)
-        norm = k1 * (1 - b + b * lengths / (model.avgdl or 1.0))
-        by_term: dict[str, tuple[list[int], list[float]]] = {}
-        for i, freqs in enumerate(model.doc_freqs):
-            for term, tf in freqs.items():
-                ids, tfs = by_term.setdefault(term, ([], []))
-                ids.append(i)
-                tfs.append(tf)
-        for term, (ids, tfs) in by_term.items():
-            arr = np.asarray(ids, dtype=np.int32)
-            tf = np.asarray(tfs, dtype=np.float64)
-            weight = model.idf[term] * tf * (k1 + 1) / (tf + norm[arr])
-            self.postings[term] = (arr, weight.astype(np.float32))
-
-    # Snapshot round trip: the postings as flat arrays (start-up skips rank-bm25 entirely).
+    # Snapshot round trip: the postings as flat arrays (start-up skips building entirely).
     def to_arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
         terms = sorted(self.postings)
         lengths = [len(self.postings[t][0]) for t in terms]
@@ -53,11 +112,17 @@ class BM25Index:
         empty_i, empty_w = np.zeros(0, np.int32), np.zeros(0, np.float32)
         ids = np.concatenate([self.postings[t][0] for t in terms]) if terms else empty_i
         weights = np.concatenate([self.postings[t][1] for t in terms]) if terms else empty_w
+        header = (
+            np.concatenate([self.in_header[t] for t in terms]) if terms else np.zeros(0, np.bool_)
+        )
         arrays = {
             "offsets": offsets,
             "ids": ids,
             "weights": weights,
+            "header": header,
             "size": np.asarray([self.size], dtype=np.int64),
+            "idf": np.asarray([self.idf[t] for t in terms], dtype=np.float32),
+            "typo": np.asarray([t in self.typo_terms for t in terms], dtype=np.bool_),
         }
         return terms, arrays
 
@@ -66,34 +131,43 @@ class BM25Index:
         index = cls([])
         index.size = int(arrays["size"][0])
         offsets, ids, weights = arrays["offsets"], arrays["ids"], arrays["weights"]
-        if len(offsets) != len(terms) + 1 or not int(offsets[-1]) == len(ids) == len(weights):
+        idfs, typo, header = arrays["idf"], arrays["typo"], arrays["header"]
+        if (
+            len(offsets) != len(terms) + 1
+            or len(idfs) != len(terms)
+            or len(typo) != len(terms)
+            or not int(offsets[-1]) == len(ids) == len(weights) == len(header)
+            or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= index.size))
+        ):
             raise ValueError("inconsistent BM25 arrays")
         for i, term in enumerate(terms):
             lo, hi = int(offsets[i]), int(offsets[i + 1])
             index.postings[term] = (ids[lo:hi], weights[lo:hi])
+            index.in_header[term] = header[lo:hi]
+        index.idf = dict(zip(terms, idfs.tolist(), strict=True))
+        index.typo_terms = {t for t, ok in zip(terms, typo.tolist(), strict=True) if ok}
         return index
 
     def _typo_index(self) -> dict[str, set[str]]:
         if self._typo is None:
             index: dict[str, set[str]] = {}
-            for term in self.postings:
-                if len(term) >= _MIN_TYPO_LEN:
-                    for d in _deletes(term) | {term}:
-                        index.setdefault(d, set()).add(term)
-            self._typo = index
+            for term in self.typo_terms:
+                for d in _deletes(term) | {term}:
+                    index.setdefault(d, set()).add(term)
+            self._typo = index  # benign race: same value from any thread
         return self._typo
 
     def expand(self, term: str) -> list[tuple[str, float]]:
-        """The term itself when known, else vocabulary terms one edit away (discounted)."""
+        """The term itself when known, else header terms one edit away (discounted)."""
         if term in self.postings:
             return [(term, 1.0)]
-        if len(term) < _MIN_TYPO_LEN:
+        if not _typo_ok(term):
             return []
         index = self._typo_index()
         near: set[str] = set(index.get(term, ()))
         for d in _deletes(term):
             near |= index.get(d, set())
-            if d in self.postings and len(d) >= _MIN_TYPO_LEN:
+            if d in self.typo_terms:
                 near.add(d)
         return [(t, TYPO_WEIGHT / max(1, len(near))) for t in sorted(near)]
 
@@ -104,3 +178,31 @@ class BM25Index:
                 ids, contrib = self.postings[match]
                 out[ids] += contrib * (weight * count)
         return out
+
+    def evidence(self, terms: list[str], doc: int) -> tuple[float, float]:
+        """(coverage, unknown): how much of the query `doc` says, and how much of it no
+        installed skill says at all; both are shares of the query's idf mass.
+
+        coverage: a query term found in the doc's header counts fully, in its body only
+        half (as in ranking), typo-corrected half again. unknown: terms no installed skill
+        contains ("buttermilk", "vlan"), weighing as much as the rarest possible term, so a
+        query about something nobody installed stays low however common its other words
+        are. (A typo is unknown too: one-edit neighbours are too easy to find in a large
+        vocabulary to count as evidence that the catalog knows the word.)
+        """
+        top = math.log1p((self.size + 0.5) / 0.5) if self.size else 1.0
+        total = found = missing = 0.0
+        for term in set(terms):
+            matches = self.expand(term)
+            weight = self.idf.get(term, top)
+            total += weight
+            if term not in self.postings:
+                missing += weight
+            for match, _ in matches:
+                ids = self.postings[match][0]
+                pos = int(np.searchsorted(ids, doc))
+                if pos < len(ids) and int(ids[pos]) == doc:
+                    share = 1.0 if bool(self.in_header[match][pos]) else BODY_EVIDENCE
+                    found += weight * share * (1.0 if match == term else TYPO_COVERAGE)
+                    break
+        return (found / total, missing / total) if total else (0.0, 0.0)

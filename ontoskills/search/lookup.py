@@ -7,8 +7,9 @@ Names are compared in a normal form (folded, camelCase/kebab/snake unified), so
 
 from __future__ import annotations
 
-from ..catalog.model import SkillRecord, local_name
+from ..catalog.model import SkillRecord
 from ..manifest import tier_rank
+from ..skillheader import local_name
 from .tokenize import words
 
 MAX_NAME_QUERY = 200
@@ -46,28 +47,33 @@ class NameIndex:
             for full in (r.key, r.iri, local_name(r.iri), f"{r.package}/{r.identifier}"):
                 self.exact.setdefault(full.lower(), []).append(i)
             for name in {r.skill_id, r.identifier, r.name}:
-                if name:
+                if name and norm(name):
                     self.short.setdefault(norm(name), []).append(i)
                     self.exact.setdefault(f"{pkg_name}/{name}".lower(), []).append(i)
 
-    def _best(self, hits: list[int]) -> int:
+    def _best(self, hits: list[int], enabled: bool) -> int | None:
         # The same id in several packages: the most trusted, then alphabetical key.
-        return min(
-            set(hits), key=lambda i: (-tier_rank(self.records[i].trust_tier), self.records[i].key)
-        )
+        mine = {i for i in hits if self.records[i].enabled == enabled}
+        if not mine:
+            return None
+        rank = lambda i: (-tier_rank(self.records[i].trust_tier), self.records[i].key)  # noqa: E731
+        return min(mine, key=rank)
 
-    def resolve(self, q: str) -> int | None:
+    def resolve(self, q: str, *, enabled: bool = True) -> int | None:
+        """The skill `q` names among the enabled (or, with enabled=False, disabled) ones."""
         q = q.strip()
         if not q or len(q) > MAX_NAME_QUERY:
             return None
         low = q.lower().removeprefix("oc:")
-        if low in self.exact:
-            return self._best(self.exact[low])
+        if low in self.exact and (best := self._best(self.exact[low], enabled)) is not None:
+            return best
         n = norm(q)
-        if n in self.short:
-            return self._best(self.short[n])
+        if not n:
+            return None
+        if n in self.short and (best := self._best(self.short[n], enabled)) is not None:
+            return best
         if len(n) < 5 or any(c.isspace() for c in q):
             return None
         limit = 1 if len(n) < 10 else 2
         hits = [i for name, ids in self.short.items() if _edits_within(n, name, limit) for i in ids]
-        return self._best(hits) if hits else None
+        return self._best(hits, enabled)

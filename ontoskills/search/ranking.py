@@ -1,6 +1,11 @@
-"""Scoring: BM25 documents per skill, semantic best-intent, hybrid fusion, trust weighting."""
+"""Scoring: BM25 documents per skill, semantic best-intent, hybrid fusion, trust weighting,
+then copies collapsed and disabled skills set aside (never served, but reported).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -10,7 +15,7 @@ from .bm25 import BM25Index
 from .semantic import SemanticIndex
 from .tokenize import tokenize
 
-# Field weights: each field's terms are repeated this many times in the skill's document.
+# Header field weights: each field's terms are repeated this many times in the document.
 FIELD_WEIGHTS = {
     "id": 3,
     "aliases": 2,
@@ -20,8 +25,12 @@ FIELD_WEIGHTS = {
     "nature": 1,
     "package": 1,
 }
-HYBRID_ALPHA = 0.6  # weight of the semantic side in the fused score
+# Body kinds (skillheader.py BODY_PROPS) indexed in the body field, and their repeats.
+BODY_KINDS = {"say": 1, "prose": 1}
+HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3
+MAX_DISABLED = 3  # disabled skills reported per answer
+DISABLED_SHARE = 0.5  # ... and only those scoring at least this share of the best match
 
 
 def skill_document(r: SkillRecord) -> list[str]:
@@ -41,18 +50,63 @@ def skill_document(r: SkillRecord) -> list[str]:
     return doc
 
 
-def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> BM25Index:
-    """From the snapshot's arrays when they fit, else built (and stored on `data`)."""
+def body_document(body: dict[str, list[str]]) -> list[str]:
+    doc: list[str] = []
+    for kind, repeat in BODY_KINDS.items():
+        texts = body.get(kind)
+        if texts:  # one call per kind: thousands of short texts per skill
+            doc.extend(tokenize("\n".join(texts), stop=True) * repeat)
+    return doc
+
+
+def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> tuple[BM25Index, bool]:
+    """(index, reused): from the snapshot's arrays when they fit, else built from the records
+    and body text (and stored on `data`)."""
     if data.bm25_terms is not None and data.bm25_arrays is not None:
         try:
             index = bm25_cls.from_arrays(data.bm25_terms, data.bm25_arrays)
             if index.size == len(data.records):
-                return index
+                return index, True
         except (KeyError, ValueError, IndexError):
             pass  # damaged or stale: rebuild
-    index = bm25_cls([skill_document(r) for r in data.records])
+    bodies = (
+        [body_document(b) for b in data.bodies]
+        if data.bodies is not None and len(data.bodies) == len(data.records)
+        else None
+    )
+    index = bm25_cls([skill_document(r) for r in data.records], bodies)
     data.bm25_terms, data.bm25_arrays = index.to_arrays()
-    return index
+    return index, False
+
+
+def _descending(score: np.ndarray, idx: np.ndarray, first: int) -> Iterator[int]:
+    """`idx` by descending score, ties by index (a stable sort), sorting only the best
+    `first` (and their ties) unless the caller reads past them: copies and disabled skills
+    are skipped, so the walk may need a few more than top_k, rarely all."""
+    if len(idx) > first:
+        threshold = np.partition(score[idx], len(idx) - first)[len(idx) - first]
+        head = idx[score[idx] >= threshold]
+        yield from head[np.argsort(-score[head], kind="stable")].tolist()
+        idx = idx[score[idx] < threshold]
+    yield from idx[np.argsort(-score[idx], kind="stable")].tolist()
+
+
+@dataclass
+class Hit:
+    index: int  # the record shown (the most trusted enabled copy, or the one looked up)
+    score: float
+    also_in: list[int] = field(default_factory=list)  # other copies, most trusted first
+    matched: list[str] = field(default_factory=list)
+    scored: int = -1  # the copy whose score this is (confidence evidence is read from it)
+
+
+@dataclass
+class Ranking:
+    hits: list[Hit]
+    disabled: list[Hit]  # installed-but-disabled skills that would rank among the hits
+    best_cosine: float | None = None  # of the top hit (None: no semantic side)
+    coverage: float = 0.0  # of the query by the top hit (bm25.evidence)
+    unknown: float = 0.0  # of the query by no installed skill at all (bm25.evidence)
 
 
 class Ranker:
@@ -60,7 +114,7 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25 = _bm25(data, bm25_cls)
+        self.bm25, self.bm25_reused = _bm25(data, bm25_cls)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -71,6 +125,20 @@ class Ranker:
             [trust_weights.get(r.trust_tier, 1.0) for r in data.records], dtype=np.float32
         )
         self.tier = np.asarray([tier_rank(r.trust_tier) for r in data.records], dtype=np.int8)
+        self.enabled = np.asarray([r.enabled for r in data.records], dtype=np.bool_)
+        self.n_enabled = int(self.enabled.sum())
+        # Copies: the same oc:contentHash (compiled from the same source) form one group,
+        # members most trusted first, then by key (a stable tie-break).
+        first: dict[str, int] = {}
+        self.group = np.arange(len(self.records), dtype=np.int32)
+        for i, r in enumerate(self.records):
+            if r.content_hash:
+                self.group[i] = first.setdefault(r.content_hash, i)
+        self.members: dict[int, list[int]] = {}
+        for i in range(len(self.records)):
+            self.members.setdefault(int(self.group[i]), []).append(i)
+        for ids in self.members.values():
+            ids.sort(key=lambda i: (-int(self.tier[i]), self.records[i].key))
         self._intent_terms: dict[int, list[tuple[str, set[str]]]] = {}  # filled on demand
 
     # ----------------------------------------------------------------- scoring
@@ -90,10 +158,10 @@ class Ranker:
         floor: int,
         top_k: int,
         lookup: int | None,
-    ) -> list[tuple[int, float, list[str]]]:
+    ) -> Ranking:
         n = len(self.records)
         if n == 0:
-            return []
+            return Ranking([], [])
         bm = self.bm25.scores(terms) if mode != "semantic" else np.zeros(n, np.float32)
         sims: np.ndarray | None = None
         sem = np.zeros(n, np.float32)
@@ -107,22 +175,56 @@ class Ranker:
         else:
             score = self.fuse(bm, sem)
         score = score * self.trust
-        relevant = score > 0
-        relevant &= self.tier >= floor
-        if lookup is not None:
-            relevant[lookup] = False
-        idx = np.flatnonzero(relevant)
-        k = top_k - (1 if lookup is not None else 0)
-        order = idx[np.argsort(-score[idx], kind="stable")][: max(k, 0)]
-        out: list[tuple[int, float, list[str]]] = []
+        visible = self.tier >= floor
+        relevant = (score > 0) & visible
+        hits: list[Hit] = []
+        disabled: list[Hit] = []
+        seen: set[int] = set()
         if lookup is not None:
             best = float(score.max()) if len(score) else 0.0
-            out.append(
-                (lookup, max(best, float(score[lookup]), 1e-6), self.matched(lookup, terms, sims))
+            g = int(self.group[lookup])
+            seen.add(g)
+            hits.append(
+                Hit(lookup, max(best, float(score[lookup]), 1e-6), self._copies(g, lookup, floor))
             )
-        for i in order:
-            out.append((int(i), float(score[i]), self.matched(int(i), terms, sims)))
-        return out
+            hits[0].scored = lookup
+        idx = np.flatnonzero(relevant)
+        for i in _descending(score, idx, 4 * top_k + 16):
+            if len(hits) >= top_k:
+                break
+            g = int(self.group[i])
+            if g in seen:
+                continue
+            seen.add(g)
+            shown = next((m for m in self.members[g] if self.enabled[m] and visible[m]), None)
+            if shown is None:  # every copy is disabled: report it, serve nothing
+                if len(disabled) < MAX_DISABLED:
+                    rep = self.members[g][0]
+                    disabled.append(
+                        Hit(rep, float(score[i]), [m for m in self.members[g] if m != rep], [], i)
+                    )
+                continue
+            hits.append(Hit(shown, float(score[i]), self._copies(g, shown, floor), [], i))
+        if disabled:  # only strong ones: a weak disabled match is noise next to the hits
+            best = float(score[idx].max()) if len(idx) else 0.0
+            disabled = [h for h in disabled if h.score >= DISABLED_SHARE * best]
+        for h in (*hits, *disabled):
+            h.matched = self.matched(h.scored, terms, sims)
+        ranking = Ranking(hits, disabled)
+        if hits:
+            top = hits[0].scored
+            ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
+            if sims is not None:
+                ranking.best_cosine = float(sem[top])
+        return ranking
+
+    def _copies(self, group: int, shown: int, floor: int) -> list[int]:
+        """The other enabled copies a user may also ask for by key."""
+        return [
+            m
+            for m in self.members[group]
+            if m != shown and self.enabled[m] and int(self.tier[m]) >= floor
+        ]
 
     def intent_terms(self, i: int) -> list[tuple[str, set[str]]]:
         terms = self._intent_terms.get(i)
@@ -133,8 +235,11 @@ class Ranker:
 
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
+        r = self.records[i]
+        not_intents = {r.summary_text}  # the description vector (catalog/builder.py)
         if sims is not None and self.semantic is not None:
-            found.extend(self.vector_text[r] for r in self.semantic.top_rows(sims, i))
+            rows = self.semantic.top_rows(sims, i, n=4)
+            found.extend(t for row in rows if (t := self.vector_text[row]) and t not in not_intents)
         query = set(terms)
         overlap = sorted(
             (

@@ -22,6 +22,9 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905
 )
 _stemmer = snowballstemmer.stemmer("english")
+# Longer "words" are hashes, base64, minified code or hostile input: no query is helped by
+# them, and each one would cost stemming time and a cache slot. Dropped on both sides.
+MAX_WORD = 64
 
 
 def fold(text: str) -> str:
@@ -41,7 +44,7 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-cased words after folding and camelCase/kebab/snake splitting (no stemming)."""
     folded = _CAMEL_RE.sub(" ", fold(text))
-    return [w.lower() for w in _WORD_RE.findall(folded)]
+    return [w.lower() for w in _WORD_RE.findall(folded) if len(w) <= MAX_WORD]
 
 
 def tokenize(text: str, *, stop: bool = True) -> list[str]:

@@ -32,16 +32,17 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__
+from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
-from . import skills_ext
+from ..search import MAX_TOP_K
+from . import answers, skills_ext
 
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
 
 TOOL_NAME = "ontoskill"
 SCHEMA_URI = "ontology://schema"
-MAX_TOP_K = 50
 MAX_QUERY_CHARS = 16_384
 
 TOOL_DESCRIPTION = (
@@ -53,10 +54,14 @@ TOOL_DESCRIPTION = (
     "best matching skills ranked by relevance and trust, each with its id, description and the "
     "intents that matched.\n"
     "- `q` set to a skill id from those results (e.g. 'acme/docs/pdf' or just 'pdf') returns "
-    "that skill's full context: description, intents, requirements, knowledge rules with "
-    "severity, workflows with ordered steps, sections, code examples, dependencies and the "
-    "on-disk paths of its scripts and assets.\n"
-    "Typical use: search once, then call again with the best id and follow what it says."
+    "that skill sized for one answer: the whole skill when it is small, else an overview "
+    "(description, requirements, the most severe knowledge rules, the workflow outline, the "
+    "on-disk path of its scripts and assets) and an index of its parts with their sizes.\n"
+    "- `q` set to '<skill id>#<part id>' (e.g. 'acme/docs/pdf#knowledge', "
+    "'acme/docs/pdf#workflow-fill-form') returns that part; a long part comes in pages: "
+    "'acme/docs/pdf#knowledge/2'. Every answer names the next call.\n"
+    "Typical use: search once, call again with the best id, then ask only for the parts the "
+    "task needs."
 )
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -66,8 +71,9 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": MAX_QUERY_CHARS,
-            "description": "What you need, in natural language, or an exact skill id "
-            "(author/pkg/skill or skill) to get that skill's full context.",
+            "description": "What you need, in natural language; or a skill id "
+            "(author/pkg/skill or skill) for that skill's overview; or '<skill id>#<part id>' "
+            "(page N: '<skill id>#<part id>/N') for one part of it.",
         },
         "top_k": {
             "type": "integer",
@@ -91,6 +97,8 @@ class Service(Protocol):
         self, q: str, *, top_k: int = 5, mode: str = "auto", min_trust: str | None = None
     ) -> Any: ...
     def context(self, key: str) -> Any: ...
+    def resolve_context(self, q: str) -> tuple[str, str | None] | None: ...
+    def skill_answer(self, key: str, part: str | None = None, *, budget: int = ...) -> Any: ...
     def skills(self, *, min_trust: str | None = None) -> list[Any]: ...
     def schema(self) -> dict[str, Any]: ...
     @property
@@ -101,6 +109,7 @@ class Service(Protocol):
 class ServeOptions:
     min_trust: str | None = None
     mode: str = "auto"
+    context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one skill answer (text + JSON)
 
 
 class ToolInputError(Exception):
@@ -204,21 +213,26 @@ def _trusted(service: Service, key: str, min_trust: str | None) -> bool:
     return any(s.key == key and tier_rank(s.trust_tier) >= floor for s in service.skills())
 
 
+def skill_result(service: Service, q: str, options: ServeOptions) -> types.CallToolResult | None:
+    """When `q` names a skill (or `skill#part`, `skill#part/2`): its overview or that part,
+    within the context budget. None when `q` is a search."""
+    target = service.resolve_context(q)
+    if target is None or not _trusted(service, target[0], options.min_trust):
+        return None
+    answer = service.skill_answer(target[0], target[1], budget=options.context_budget)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=answer.text)],
+        structured_content=answer.structured,
+    )
+
+
 def run_tool(service: Service, q: str, top_k: int, options: ServeOptions) -> types.CallToolResult:
     """The `ontoskill` tool body (sync: runs in a worker thread)."""
-    key = service.resolve(q)
-    if key is not None and _trusted(service, key, options.min_trust):
-        ctx = service.context(key)
-        structured = ctx.to_json()
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=ctx.render())],
-            structured_content={"kind": "skill", **structured},
-        )
+    found = skill_result(service, q, options)
+    if found is not None:
+        return found
     response = service.search(q, top_k=top_k, mode=options.mode, min_trust=options.min_trust)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=response.render())],
-        structured_content={"kind": "search", **response.to_json()},
-    )
+    return answers.search_result(response)
 
 
 def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
@@ -231,7 +245,7 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             tools=[
                 types.Tool(
                     name=TOOL_NAME,
-                    title="OntoSkills: find a skill or load its full context",
+                    title="OntoSkills: find a skill, read its overview and parts",
                     description=TOOL_DESCRIPTION,
                     input_schema=INPUT_SCHEMA,
                     annotations=types.ToolAnnotations(
@@ -273,8 +287,8 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
                     uri=SCHEMA_URI,
                     name="ontology-schema",
                     title="OntoSkills ontology schema",
-                    description="Classes and properties used by the installed skills "
-                    "(compact JSON): read once to know what skill contexts contain.",
+                    description="How to read a skill with the tool (search, overview, parts) "
+                    "and the classes and properties the installed skills use (compact JSON).",
                     mime_type="application/json",
                 )
             ]
@@ -308,8 +322,9 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         title="OntoSkills",
         instructions=(
             f"Call `{TOOL_NAME}` with a short description of the task to find the right "
-            f"installed skill, then call it again with the skill id for its full context. "
-            f"`{SCHEMA_URI}` describes the ontology."
+            f"installed skill, then call it again with the skill id for its overview, then "
+            f"with '<skill id>#<part id>' for the parts you need. `{SCHEMA_URI}` describes "
+            f"the flow and the ontology."
         ),
         cache_hints={
             "tools/list": CacheHint(ttl_ms=3_600_000, scope="public"),

@@ -78,11 +78,24 @@ def token_for(url: str, registry_url: str, env: Mapping[str, str] | None = None)
         return None
     value = source.get(ENV_TOKEN, "").strip()
     if value:
-        return Token(value, ENV_TOKEN)
+        return Token(_header_safe(value, ENV_TOKEN), ENV_TOKEN)
     value = source.get(ENV_GITHUB_TOKEN, "").strip()
     if value and is_github_host(host):
-        return Token(value, ENV_GITHUB_TOKEN)
+        return Token(_header_safe(value, ENV_GITHUB_TOKEN), ENV_GITHUB_TOKEN)
     return None
+
+
+def _header_safe(value: str, env_var: str) -> str:
+    """A token goes into an Authorization header: visible ASCII only. Anything else was an
+    internal error (non-ASCII) or five doomed retries (a line break); the value itself is a
+    secret and is never printed."""
+    if not all("!" <= c <= "~" for c in value):
+        raise UsageError(
+            f"{env_var} contains characters an HTTP header cannot carry "
+            "(spaces, line breaks or non-ASCII)",
+            hint=f"set {env_var} to the token alone",
+        )
+    return value
 
 
 def auth_hint(url: str, sent: Token | None) -> str:

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..config import RegistryConfig
 from ..manifest import RegistryIndex
 from ..paths import Cache
+from ..progress import Reporter
+from ..registries import RegistryConfig
+from ._retry import Deadline
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,10 @@ class SourceOptions:
     retries: int = 4
     parallel: int = 8
     env: dict[str, str] = field(default_factory=dict)  # for tokens; empty means os.environ
+    # One budget for the whole command's network work (shared by its sources and threads);
+    # None: each request only has its own timeouts (library use, tests).
+    deadline: Deadline | None = None
+    reporter: Reporter | None = None  # retry warnings ("retrying ... in 2.0 s (...)")
 
 
 class Source(Protocol):

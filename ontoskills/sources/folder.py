@@ -8,11 +8,11 @@ import stat
 from pathlib import Path
 
 from .. import limits
-from ..config import RegistryConfig
 from ..errors import LimitExceededError, NotFoundError, UnsafePathError
 from ..fsutil import CHUNK
 from ..manifest import parse_index
 from ..paths import expand_user
+from ..registries import RegistryConfig
 from ..safety import safe_join
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 

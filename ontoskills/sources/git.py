@@ -10,6 +10,7 @@ A `pin` (the commit recorded in the lock) is read exactly, fetched by id if miss
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
 from pathlib import Path
@@ -19,7 +20,6 @@ from filelock import FileLock
 from pygit2.enums import FileMode
 
 from .. import limits
-from ..config import RegistryConfig
 from ..errors import (
     LimitExceededError,
     NetworkError,
@@ -30,6 +30,7 @@ from ..errors import (
 )
 from ..fsutil import CHUNK, make_dirs, remove_tree
 from ..manifest import parse_index
+from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import check_transport
 from ._gitremote import (
@@ -43,7 +44,38 @@ from ._gitremote import (
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
-_REF_RE = re.compile(r"^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,200}$")
+_REF_CHARS = re.compile(r"[A-Za-z0-9._/+-]{1,200}")  # what we accept after '#' in a URL
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//")
+
+
+def ref_problem(name: str) -> str | None:
+    """Why `name` is not a valid git ref name (git check-ref-format rules), or None."""
+    if not name or name == "@":
+        return "empty or '@'"
+    if m := _REF_FORBIDDEN.search(name):
+        return f"contains {m.group()!r}"
+    if name.startswith(("/", "-")) or name.endswith(("/", ".")):
+        return "starts with '/' or '-', or ends with '/' or '.'"
+    for component in name.split("/"):
+        if component.startswith("."):
+            return f"component {component!r} starts with '.'"
+        if component.endswith(".lock"):
+            return f"component {component!r} ends with '.lock'"
+    return None
+
+
+def check_ref_component(value: str, what: str) -> str:
+    """A value that becomes one component of a git ref (a version in a publish branch):
+    refused by name (exit 2) before any git call instead of a libgit2 error after one."""
+    problem = "contains '/'" if "/" in value else ref_problem(value)
+    if problem is not None:
+        raise UsageError(
+            f"{what} {value[:80]!r} cannot be part of a git ref: {problem}",
+            hint="use letters, digits, '.', '-' and '+' (e.g. 1.2.0 or 2.0.0-rc.1)",
+        )
+    return value
+
+
 _FILE_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
 
@@ -59,8 +91,12 @@ class GitSource:
         self.config = config
         self.options = options
         url, ref = split_git_url(config.url)
-        if ref is not None and not _REF_RE.match(ref):
-            raise UsageError(f"registry {config.name}: invalid git ref {ref!r} after '#'")
+        if ref is not None and (not _REF_CHARS.fullmatch(ref) or ref_problem(ref) is not None):
+            raise UsageError(
+                f"registry {config.name}: invalid git ref {ref[:80]!r} after '#' "
+                f"({ref_problem(ref) or 'only letters, digits and . _ / + - are allowed'})",
+                hint="name a branch or tag after '#' (e.g. #main or #v1.2.0)",
+            )
         if pin is not None and not _HEX40.match(pin):
             raise UsageError(f"registry {config.name}: pinned commit {pin!r} is not a sha1")
         self.network = is_network_remote(url)
@@ -101,7 +137,26 @@ class GitSource:
             return pygit2.Repository(str(self.clone_dir))
         return pygit2.init_repository(str(self.clone_dir), bare=True)
 
+    def _arm_timeouts(self) -> None:
+        """libgit2 waits on a stalled server without end by default: bound each socket wait
+        by the read timeout cut to the command's deadline, and start nothing once it is spent."""
+        if not self.network:
+            return
+        deadline = self.options.deadline
+        remaining = deadline.remaining() if deadline is not None else math.inf
+        if deadline is not None and remaining <= 0:
+            raise NetworkError(
+                f"network deadline of {deadline.seconds:g} s reached before fetching from "
+                f"{self._where()}",
+                hint="retry later, or raise ONTOSKILLS_NETWORK_DEADLINE or "
+                "`[network] deadline` (seconds)",
+            )
+        wait = min(self.options.timeout, remaining)
+        pygit2.settings.server_timeout = max(1, int(wait * 1000))
+        pygit2.settings.server_connect_timeout = max(1, int(min(wait, 15) * 1000))
+
     def _fetch(self, repo: pygit2.Repository, refspecs: list[str]) -> None:
+        self._arm_timeouts()
         remote = repo.remotes.create_anonymous(self.remote_url)
         try:
             remote.fetch(
@@ -114,6 +169,7 @@ class GitSource:
 
     def _remote_ref(self, repo: pygit2.Repository) -> str:
         """The remote ref to fetch for self.ref (or the remote's HEAD)."""
+        self._arm_timeouts()
         remote = repo.remotes.create_anonymous(self.remote_url)
         try:
             heads = remote.list_heads(callbacks=TokenCallbacks(self.remote_url, self.env))

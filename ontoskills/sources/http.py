@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
-import tempfile
 import threading
 import time
 import zlib
@@ -27,7 +27,6 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 
 from .. import __version__, limits
-from ..config import RegistryConfig
 from ..errors import (
     AuthError,
     FormatError,
@@ -35,11 +34,19 @@ from ..errors import (
     NetworkError,
     NotFoundError,
 )
-from ..fsutil import CHUNK, make_dirs
+from ..fsutil import CHUNK
 from ..manifest import parse_index
+from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
-from ._retry import RETRY_STATUSES, RetryPolicy, parse_retry_after
+from ._retry import (
+    RETRY_STATUSES,
+    RetryPolicy,
+    display_url,
+    parse_retry_after,
+    status_text,
+    transport_text,
+)
 from .base import IndexSnapshot, RemoteFile, SourceOptions
 
 T = TypeVar("T")
@@ -130,14 +137,21 @@ class HttpSource:
         # Saved even without validators: --offline still needs to know what this URL served.
         etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
         data = {"url": url, "etag": etag, "last_modified": modified, "sha256": sha, "size": size}
-        _write_cache_file(self._meta_path(url), json.dumps(data).encode(), self.options.cache.tmp)
+        self.options.cache.write(self._meta_path(url), json.dumps(data).encode())
 
-    def _cached(self, url: str) -> tuple[_Meta, Path] | None:
+    def _cached(self, url: str) -> _Meta | None:
+        """What this URL served last time, if its blob is still in the cache."""
         meta = self._load_meta(url)
-        if meta is None:
+        if meta is None or not self.options.cache.blob(meta.sha256).is_file():
             return None
-        blob = self.options.cache.blob(meta.sha256)
-        return (meta, blob) if blob.is_file() else None
+        return meta
+
+    def _read_cached(self, meta: _Meta | None) -> bytes | None:
+        return None if meta is None else self.options.cache.read_blob(meta.sha256)
+
+    def _copy_cached(self, meta: _Meta | None, dest: Path) -> tuple[str, int] | None:
+        size = None if meta is None else self.options.cache.copy_blob(meta.sha256, dest)
+        return None if meta is None or size is None else (meta.sha256, size)
 
     def _offline_miss(self, relpath: str) -> NetworkError:
         return NetworkError(
@@ -146,6 +160,32 @@ class HttpSource:
         )
 
     # requests -----------------------------------------------------------------------
+    def _remaining(self) -> float:
+        deadline = self.options.deadline
+        return math.inf if deadline is None else deadline.remaining()
+
+    def _timeout(self) -> httpx.Timeout:
+        """The configured timeouts, cut to what is left of the command's deadline."""
+        t = max(0.001, min(self.options.timeout, self._remaining()))
+        return httpx.Timeout(t, connect=min(t, 15))
+
+    def _deadline_error(self, relpath: str, last: str) -> NetworkError:
+        seconds = self.options.deadline.seconds if self.options.deadline else 0
+        return NetworkError(
+            f"{self.host}: network deadline of {seconds:g} s reached while fetching {relpath} "
+            f"(last: {last})",
+            hint="the registry is slow or stalled; retry later, or raise "
+            "ONTOSKILLS_NETWORK_DEADLINE or `[network] deadline` (seconds)",
+        )
+
+    def _report_retry(self, url: str, delay: float, reason: str, attempt: int, total: int) -> None:
+        reporter = self.options.reporter
+        if reporter is not None:
+            reporter.warn(
+                f"retrying {display_url(url)} in {delay:.1f} s "
+                f"({reason.removeprefix('HTTP ')}), attempt {attempt}/{total}"
+            )
+
     @contextlib.contextmanager
     def _open(
         self, url: str, headers: dict[str, str]
@@ -156,7 +196,8 @@ class HttpSource:
             hop = dict(headers)
             if token is not None:
                 hop["Authorization"] = f"Bearer {token.value}"
-            resp = self.client.send(self.client.build_request("GET", url, headers=hop), stream=True)
+            request = self.client.build_request("GET", url, headers=hop, timeout=self._timeout())
+            resp = self.client.send(request, stream=True)
             if resp.status_code in _REDIRECTS and "Location" in resp.headers:
                 target = urljoin(url, resp.headers["Location"])
                 resp.close()
@@ -184,6 +225,8 @@ class HttpSource:
         for attempt in range(retries + 1):
             if self._closed.is_set():
                 raise KeyboardInterrupt  # the session is shutting down (Ctrl-C)
+            if self._remaining() <= 0:
+                raise self._deadline_error(relpath, last)
             retry_after = None
             try:
                 with self._open(url, headers) as (resp, token):
@@ -203,7 +246,8 @@ class HttpSource:
                         )
                     if status in RETRY_STATUSES or status >= 500:
                         raise _Retryable(
-                            f"HTTP {status}", parse_retry_after(resp.headers.get("Retry-After"))
+                            status_text(status),
+                            parse_retry_after(resp.headers.get("Retry-After")),
                         )
                     raise NetworkError(
                         f"{self.host}: unexpected HTTP {status} for {_display(url)}",
@@ -216,9 +260,15 @@ class HttpSource:
                 last = "stale cache"
                 continue
             except httpx.TransportError as exc:
-                last = type(exc).__name__
+                last = transport_text(exc)
             if attempt < retries:
-                self._sleep(self.policy.delay(attempt, retry_after))
+                delay = self.policy.delay(attempt, retry_after)
+                if delay >= self._remaining():  # the wait alone would outlive the deadline
+                    raise self._deadline_error(relpath, last)
+                self._report_retry(url, delay, last, attempt + 2, retries + 1)
+                self._sleep(delay)
+        if self._remaining() <= 0:
+            raise self._deadline_error(relpath, last)
         attempts = retries + 1
         raise NetworkError(
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
@@ -230,14 +280,15 @@ class HttpSource:
         if self._closed.wait(seconds):
             raise KeyboardInterrupt
 
-    def _conditional(self, cached: tuple[_Meta, Path] | None) -> dict[str, str]:
-        if cached is None:
+    def _conditional(self, meta: _Meta | None) -> dict[str, str]:
+        if meta is None:
             return {}
-        meta = cached[0]
         headers = {}
-        if meta.etag:
+        # Validators are the server's header values sent back: only visible ASCII, else a
+        # stored `ETag: "é"` made every later run an internal error (UnicodeEncodeError).
+        if meta.etag and _header_value(meta.etag):
             headers["If-None-Match"] = meta.etag
-        if meta.last_modified:
+        if meta.last_modified and _header_value(meta.last_modified):
             headers["If-Modified-Since"] = meta.last_modified
         return headers
 
@@ -255,7 +306,7 @@ class HttpSource:
             raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
         else:
             length = resp.headers.get("Content-Length", "")
-            if length.isdigit() and int(length) > max_bytes:
+            if length.isascii() and length.isdigit() and int(length) > max_bytes:
                 raise LimitExceededError(
                     f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
                 )
@@ -278,6 +329,8 @@ class HttpSource:
         for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
             if self._closed.is_set():
                 raise KeyboardInterrupt
+            if self._remaining() <= 0:  # _get turns this into the deadline error
+                raise _Retryable("network deadline reached mid-transfer")
             received += len(raw)
             elapsed = time.monotonic() - start
             # A server dripping a byte just inside the read timeout would hold us forever.
@@ -317,21 +370,21 @@ class HttpSource:
         url = self.url(relpath)
         cached = self._cached(url)
         if self.options.offline:
-            data = _read_verified(cached)
+            data = self._read_cached(cached)
             if data is None:
                 raise self._offline_miss(relpath)
             return data
 
         def consume(resp: httpx.Response) -> bytes:
             if resp.status_code == 304:
-                data = _read_verified(cached)
+                data = self._read_cached(cached)
                 if data is None:
                     raise _StaleCache
                 return data
             buf = bytearray()
             sha, size = self._stream(resp, buf.extend, max_bytes, relpath)
             data = bytes(buf)
-            _store_blob(self.options.cache.blob(sha), data, self.options.cache.tmp)
+            self.options.cache.store_blob(sha, data)
             self._save_meta(url, resp, sha, size)
             return data
 
@@ -341,16 +394,16 @@ class HttpSource:
         url = self.url(relpath)
         cached = self._cached(url)
         if self.options.offline:
-            if cached is None or cached[0].size > max_bytes:
+            if cached is None or cached.size > max_bytes:
                 raise self._offline_miss(relpath)
-            result = _copy_verified(cached, dest)
+            result = self._copy_cached(cached, dest)
             if result is None:
                 raise self._offline_miss(relpath)
             return result
 
         def consume(resp: httpx.Response) -> tuple[str, int]:
             if resp.status_code == 304:
-                result = _copy_verified(cached, dest) if cached else None
+                result = self._copy_cached(cached, dest)
                 if result is None or result[1] > max_bytes:
                     raise _StaleCache
                 return result
@@ -372,54 +425,12 @@ class HttpSource:
                 self._client = None
 
 
+def _header_value(value: object) -> bool:
+    return isinstance(value, str) and len(value) < 1024 and all(" " <= c <= "~" for c in value)
+
+
 def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
     try:
         return decoder.decompress(data, CHUNK)
     except zlib.error:  # a body that claims gzip but is not: like a cut transfer, retry it
         raise _Retryable("corrupt compressed body") from None
-
-
-def _read_verified(cached: tuple[_Meta, Path] | None) -> bytes | None:
-    if cached is None:
-        return None
-    meta, blob = cached
-    try:
-        data = blob.read_bytes()
-    except OSError:
-        return None
-    return data if hashlib.sha256(data).hexdigest() == meta.sha256 else None
-
-
-def _copy_verified(cached: tuple[_Meta, Path], dest: Path) -> tuple[str, int] | None:
-    meta, blob = cached
-    h = hashlib.sha256()
-    size = 0
-    try:
-        with open(blob, "rb") as src, open(dest, "wb") as out:
-            while chunk := src.read(CHUNK):
-                h.update(chunk)
-                size += len(chunk)
-                out.write(chunk)
-    except FileNotFoundError:
-        return None
-    return (meta.sha256, size) if h.hexdigest() == meta.sha256 else None
-
-
-def _write_cache_file(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """tmp + rename without fsync: cache entries are verified on use, losing one is harmless."""
-    make_dirs(path.parent)  # the cache is a guarded root: no write through a planted link
-    make_dirs(tmp_dir)
-    fd, tmp = tempfile.mkstemp(dir=tmp_dir, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _store_blob(blob: Path, data: bytes, tmp_dir: Path) -> None:
-    if not blob.exists():
-        _write_cache_file(blob, data, tmp_dir)

@@ -190,7 +190,9 @@ def test_snapshot_reused_then_invalidated_by_lock_change(
     new = sorted((home / "state/derived/search-index").glob("index-*.json"))
     assert len(new) == 1 and new != snaps  # old snapshots are cleaned up
     meta = json.loads(new[0].read_text())
-    assert meta["format"] == 3 and len(meta["records"]) == 5 and meta["bm25_terms"]
+    # 5 served + other/docs/hidden-gem, indexed but disabled (search names it, never serves it)
+    assert meta["format"] == 4 and len(meta["records"]) == 6 and meta["bm25_terms"]
+    assert [r["key"] for r in meta["records"] if not r["enabled"]] == ["other/docs/hidden-gem"]
 
 
 def test_broken_lock_while_serving_keeps_the_last_good_view(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ontoskills.config import Config
+from ontoskills.config import Config, EmbeddingsSettings
 from ontoskills.embeddings import hub
 from ontoskills.embeddings.model import ensure_model, verify_model
 from ontoskills.errors import (
@@ -26,8 +27,9 @@ from tests.embeddings.conftest import HUB_MAP
 from tests.helpers.fakehub import FakeHub
 
 
-def _config(tmp_path: Path, commit: str, **extra: object) -> Config:
-    return Config(path=tmp_path / "config.toml", embeddings={"revision": commit, **extra})
+def _config(tmp_path: Path, commit: str, **extra: Any) -> Config:
+    settings = EmbeddingsSettings(revision=commit, **extra)
+    return Config(path=tmp_path / "config.toml", embeddings=settings)
 
 
 def test_cold_download_places_and_records_the_model(
@@ -85,7 +87,8 @@ def test_404s_are_not_found(
     fakehub: FakeHub, env: dict[str, str], tmp_path: Path, change: dict[str, str], match: str
 ) -> None:
     cfg = _config(tmp_path, fakehub.commit)
-    cfg.embeddings.update(change)
+    for key, value in change.items():
+        setattr(cfg.embeddings, key, value)
     with pytest.raises(NotFoundError, match=match) as info:
         ensure_model(Home.resolve(), config=cfg)
     assert info.value.exit_code == EXIT_NOT_FOUND

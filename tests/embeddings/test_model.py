@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ontoskills.config import Config
+from ontoskills.config import Config, EmbeddingsSettings
 from ontoskills.embeddings.model import ensure_model, load_encoder, verify_model
 from ontoskills.embeddings.vectors import read_module
 from ontoskills.errors import IntegrityError, UsageError
@@ -15,8 +16,8 @@ from ontoskills.paths import Home
 from tests.helpers.tinymodel import build_tiny_model
 
 
-def _cfg(tmp_path: Path, **emb: object) -> Config:
-    return Config(path=tmp_path / "config.toml", embeddings=dict(emb))
+def _cfg(tmp_path: Path, **emb: Any) -> Config:
+    return Config(path=tmp_path / "config.toml", embeddings=EmbeddingsSettings(**emb))
 
 
 def test_load_encoder_none_until_installed(tiny_model: Path, tmp_path: Path) -> None:

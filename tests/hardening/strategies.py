@@ -184,3 +184,94 @@ def intents_dicts() -> st.SearchStrategy[dict[str, Any]]:
 def encode(doc: Any) -> bytes:
     """JSON bytes, keeping lone surrogates as \\ud800 escapes (as a hostile registry would)."""
     return json.dumps(doc, ensure_ascii=True).encode()
+
+
+# ------------------------------------------------------------------ issue 13 inputs
+
+# Numeric environment values: near misses of a number, non-ASCII digits, specials.
+env_values = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "0",
+            "1",
+            "600",
+            "0.5",
+            ".5",
+            "5.",
+            "-1",
+            "+1",
+            "1e3",
+            "1_0",
+            "nan",
+            "inf",
+            "0x10",
+            "١٢",
+            "²",
+            "10s",
+            " 7 ",
+            "9" * 40,
+            "1.0000000001",
+            "\x00",
+            "\ud800",
+        ]
+    ),
+    st.from_regex(r"[0-9]{1,20}(\.[0-9]{0,12})?", fullmatch=True),
+    st.text(max_size=12),
+)
+
+_HTTP_DATE = st.builds(
+    lambda day, d, mon, y, h, m, s, zone: (
+        f"{day}, {d:02d} {mon} {y:04d} {h:02d}:{m:02d}:{s:02d} {zone}"
+    ),
+    st.sampled_from(["Mon", "Sun", "Xyz"]),
+    st.integers(0, 40),
+    st.sampled_from(["Jan", "Feb", "Nov", "Foo"]),
+    st.integers(0, 9999),
+    st.integers(0, 30),
+    st.integers(0, 70),
+    st.integers(0, 70),
+    st.sampled_from(["GMT", "UTC", "PST", ""]),
+)
+retry_after_values = st.one_of(
+    st.from_regex(r"[0-9]{1,30}", fullmatch=True), _HTTP_DATE, st.text(max_size=40)
+)
+
+# Text mixing letters, emoji and every kind of hidden character, legitimate or not.
+_HIDDEN_SAMPLES = [
+    "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\u2028", "\u2029",
+    "\u034f", "\u115f", "\u1160", "\u3164", "\uffa0", "\ufe0e", "\ufe0f", "\ufe01",
+    "\U000e0100", "\U000e0041", "\U000e0067", "\U000e007f", "\u202e", "\u2066", "\u061c",
+    "\U0001bca0", "\U0001d173", "\ufff9",
+]  # fmt: skip
+_VISIBLE_SAMPLES = ["a", " ", "😀", "👨", "🏴", "❤", "1", "\u20e3", "葛", "م", "ی", "क", "🏽", "ᠠ"]
+hidden_texts = st.lists(
+    st.one_of(
+        st.sampled_from(_HIDDEN_SAMPLES), st.sampled_from(_VISIBLE_SAMPLES), st.text(max_size=3)
+    ),
+    max_size=20,
+).map("".join)
+
+relpaths = st.from_regex(r"[A-Za-z0-9._-]{1,6}(/[A-Za-z0-9._-]{1,6}){0,3}", fullmatch=True).filter(
+    lambda p: all(seg not in (".", "..") for seg in p.split("/"))
+)
+
+
+def _rpc_line(msg: Any) -> str:
+    return json.dumps(msg, ensure_ascii=True) + "\n"
+
+
+jsonrpc_lines = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "jsonrpc": st.just("2.0"),
+            "method": st.one_of(st.just("tools/call"), st.text(max_size=5)),
+        },
+        optional={
+            "id": st.one_of(st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+            "params": json_values,
+        },
+    ).map(_rpc_line),
+    st.text(max_size=60),
+)

@@ -4,6 +4,7 @@ later write escape its root. Profiles in conftest.py (ci fast, slow for benchmar
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -216,8 +217,10 @@ def _config_docs() -> st.SearchStrategy[dict[str, Any]]:
             ),
             "search": st.dictionaries(st.sampled_from(["mode", "trust_weights"]), toml_values),
             "network": st.dictionaries(
-                st.sampled_from(["timeout", "retries", "parallel", "allow_insecure_http"]),
-                toml_values,
+                st.sampled_from(
+                    ["timeout", "retries", "parallel", "deadline", "allow_insecure_http"]
+                ),
+                st.one_of(toml_values, st.floats()),  # TOML has nan and inf
             ),
             "embeddings": toml_values,
         },
@@ -227,6 +230,8 @@ def _config_docs() -> st.SearchStrategy[dict[str, Any]]:
 @given(st.one_of(_config_docs().map(_toml), st.text(max_size=200)))
 @example("[network]\ntimeout = 'soon'\n")
 @example("[network]\nparallel = -3\n")
+@example("[network]\ntimeout = nan\n")
+@example("[network]\ndeadline = inf\n")
 def test_config_load_and_use(text: str | None) -> None:
     from ontoskills.commands._context import AppContext
 
@@ -241,4 +246,6 @@ def test_config_load_and_use(text: str | None) -> None:
         opts = _expect_ok_or_ours(app.source_options)
         if opts is not None:
             assert opts.timeout > 0 and opts.retries >= 0 and opts.parallel >= 1
+            assert math.isfinite(opts.timeout) and opts.deadline is not None
+            assert 0 < opts.deadline.seconds <= 86400
         cfg.effective_registries()

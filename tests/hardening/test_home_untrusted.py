@@ -116,6 +116,7 @@ OTHER_FOLDERS = [
     "home/state/derived",
     "home/state/derived/lock-cache",
     "home/state/derived/search-index",
+    "home/state/derived/vector-cache",
     "home/state/derived/vectors",
     "home/state/derived/vectors/acme",
     "cache/blobs/sha256/*",

@@ -104,8 +104,11 @@ def test_unknown_sparse_version_falls_back_to_the_full_index(
 
 def test_locked_notices_a_republished_sparse_registry(cli: CliRunner, tmp_path: Path) -> None:
     reg = _registry(tmp_path / "reg")
-    cli("--registry", str(reg), "install", "acme/design", check=True)
-    cli("--registry", str(reg), "install", "--locked", check=True)
+    # configured: an ad-hoc --registry is capped at community, so the re-tiering below would
+    # not change the lock (docs/CLI.md "Trust of a registry")
+    cli("registry", "add", "reg", str(reg), check=True)
+    cli("install", "acme/design", check=True)
+    cli("install", "--locked", check=True)
     index = json.loads((reg / "index.json").read_text())
     index["packages"] = index["packages"][:-1]  # a publish that drops another package ...
     index["packages"][1]["trust_tier"] = "verified"  # ... and re-tiers this one
@@ -113,7 +116,7 @@ def test_locked_notices_a_republished_sparse_registry(cli: CliRunner, tmp_path: 
     (reg / "index.json").write_text(json.dumps(index))
     write_sparse_index(reg)
     assert not (reg / "index/filler/p049.json").exists()  # stale entries are removed
-    proc = cli("--registry", str(reg), "install", "acme/design", "--locked")
+    proc = cli("install", "acme/design", "--locked")
     assert proc.returncode == 3, proc.stderr
 
 

@@ -162,6 +162,8 @@ class FaultServer:
                 return
             req.send_response(200)
             req.send_header("Content-Length", str(len(data)))
+            for key, value in fault.headers.items():  # e.g. the Content-Type git expects
+                req.send_header(key, value)
             req.end_headers()
             if fault.kind == "truncate":
                 req.wfile.write(data[: len(data) // 2])

@@ -32,6 +32,8 @@ class SkillSpec:
     extra_modules: dict[str, str] = field(default_factory=dict)  # relpath -> sub-module ttl body
     default_enabled: bool = True
     vectors: bool = True  # write an intents.json next to the main module
+    content_hash: str | None = None  # oc:contentHash (copies of one source share it)
+    body: str = ""  # more Turtle for the main module (sections, knowledge...: richskill.py)
 
     @property
     def module(self) -> str:
@@ -73,6 +75,8 @@ def skill_turtle(package_id: str, s: SkillSpec) -> str:
         f"    oc:hasName {_lit(s.id)} ;",
         f"    oc:hasCategory {_lit(s.category)} ;",
     ]
+    if s.content_hash:
+        lines.append(f"    oc:contentHash {_lit(s.content_hash)} ;")
     for alias in s.aliases:
         lines.append(f"    oc:hasAlias {_lit(alias)} ;")
     for dep in s.depends:
@@ -80,7 +84,7 @@ def skill_turtle(package_id: str, s: SkillSpec) -> str:
     for intent in s.intents:
         lines.append(f"    oc:resolvesIntent {_lit(intent)} ;")
     lines.append(f"    oc:hasDescription {_lit(s.description or s.id)} .")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + s.body
 
 
 def unit_vector(text: str, dimension: int) -> list[float]:

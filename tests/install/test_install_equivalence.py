@@ -140,11 +140,13 @@ def test_superpowers_raw_store_over_http_gets_the_listed_files(
     """The published store has no `files` arrays: HTTP can only fetch what manifests list,
     and those files must be byte-identical to what the folder source installs."""
     store = shared_path("ontostore")
+    # Configured registries: an ad-hoc --registry is capped at community (docs/CLI.md "Trust
+    # of a registry"), and this test compares the index's own tier over both sources.
     with FaultServer(store) as srv:
-        cli("--home", str(tmp_path / "h"), "--registry", srv.url, "install", "obra/superpowers",
-            check=True)  # fmt: skip
-    cli("--home", str(tmp_path / "f"), "--registry", str(store), "install", "obra/superpowers",
-        check=True)  # fmt: skip
+        cli("--home", str(tmp_path / "h"), "registry", "add", "store", srv.url, check=True)
+        cli("--home", str(tmp_path / "h"), "install", "obra/superpowers", check=True)
+    cli("--home", str(tmp_path / "f"), "registry", "add", "store", str(store), check=True)
+    cli("--home", str(tmp_path / "f"), "install", "obra/superpowers", check=True)
     over_http = lockfile.load(tmp_path / "h/ontoskills.lock").packages["obra/superpowers"]
     folder = lockfile.load(tmp_path / "f/ontoskills.lock").packages["obra/superpowers"]
     assert over_http.trust_tier == folder.trust_tier == "official"

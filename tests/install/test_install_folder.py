@@ -31,7 +31,10 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_install_whole_package_with_assets_and_exec_bits(
     cli: CliRunner, registry: Path, env: dict[str, str]
 ) -> None:
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
+    # "Trust of a registry"); this test is about the index's own tier.
+    cli("registry", "add", "reg", str(registry), check=True)
+    cli("install", "acme/devtools", check=True)
     root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools"
     assert (root / "debugging/scripts/run.sh").stat().st_mode & stat.S_IXUSR
     assert not (root / "LICENSE").stat().st_mode & stat.S_IXUSR
@@ -180,13 +183,16 @@ def test_locked_after_index_change_exit_3(
     cli: CliRunner, registry: Path, env: dict[str, str]
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
-    assert cli("--registry", str(registry), "install", "acme/devtools", "--locked").returncode == 0
+    # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
+    # "Trust of a registry"); this test is about the index's own tier.
+    cli("registry", "add", "reg", str(registry), check=True)
+    cli("install", "acme/devtools", check=True)
+    assert cli("install", "acme/devtools", "--locked").returncode == 0
     index = json.loads((registry / "index.json").read_text())
     index["packages"][0]["trust_tier"] = "verified"
     (registry / "index.json").write_text(json.dumps(index))
     before = (home / "ontoskills.lock").read_bytes()
-    proc = cli("--registry", str(registry), "install", "acme/devtools", "--locked")
+    proc = cli("install", "acme/devtools", "--locked")
     assert proc.returncode == 3, proc.stderr
     assert (home / "ontoskills.lock").read_bytes() == before
 
@@ -194,7 +200,10 @@ def test_locked_after_index_change_exit_3(
 def test_update_refuses_trust_downgrade(
     cli: CliRunner, registry: Path, env: dict[str, str]
 ) -> None:
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
+    # "Trust of a registry"); this test is about the index's own tier.
+    cli("registry", "add", "reg", str(registry), check=True)
+    cli("install", "acme/devtools", check=True)
     index = json.loads((registry / "index.json").read_text())
     index["packages"][0]["trust_tier"] = "community"
     (registry / "index.json").write_text(json.dumps(index))
@@ -294,7 +303,10 @@ def test_doctor_reports_drift(cli: CliRunner, registry: Path, env: dict[str, str
 
 
 def test_list_info_json(cli: CliRunner, registry: Path) -> None:
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
+    # "Trust of a registry"); this test is about the index's own tier.
+    cli("registry", "add", "reg", str(registry), check=True)
+    cli("install", "acme/devtools", check=True)
     listing = json.loads(cli("list", "--json", check=True).stdout)
     assert listing["schema_version"] == 1
     assert listing["packages"][0]["package"] == "acme/devtools"
@@ -305,7 +317,10 @@ def test_list_info_json(cli: CliRunner, registry: Path) -> None:
 
 
 def test_real_superpowers_from_folder(cli: CliRunner, ontostore: Path, env: dict[str, str]) -> None:
-    cli("--registry", str(ontostore), "install", "obra/superpowers", check=True)
+    # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
+    # "Trust of a registry"); this test is about the index's own tier.
+    cli("registry", "add", "store", str(ontostore), check=True)
+    cli("install", "obra/superpowers", check=True)
     home = Path(env["ONTOSKILLS_HOME"])
     root = home / "ontologies/author/obra/superpowers"
     src = ontostore / "packages/obra/superpowers"

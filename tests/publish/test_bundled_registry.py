@@ -59,7 +59,14 @@ def test_quickstart_installs_offline(cli: CliRunner, env: dict[str, str]) -> Non
     assert proc.returncode == 0, proc.stderr
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
     pkg = lock.packages["ontoskills/using-ontoskills"]
-    assert pkg.trust_tier == "official"
+    # The index says official, but a --registry that `registry add` never configured is capped
+    # at community (issue 13 class 9, docs/CLI.md "Trust of a registry"): a one-off index must
+    # not label itself official. Configured with --trust, the index's tier is kept.
+    assert pkg.trust_tier == "community"
+    cli("registry", "add", "bundled", str(REGISTRY), "--trust", "official", check=True)
+    cli("--offline", "--registry", "bundled", "update", check=True)
+    lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    assert lock.packages["ontoskills/using-ontoskills"].trust_tier == "official"
     assert set(pkg.skills) == {
         "installing-packages",
         "pinning-with-lockfile",

@@ -15,7 +15,7 @@ from ontoskills.errors import FormatError, UnsafePathError
 from ontoskills.manifest import parse_manifest
 from ontoskills.publish.pack import pack
 from ontoskills.publish.skillmd import convert, parse_skill_md
-from ontoskills.publish.turtle import OC, parse_module
+from ontoskills.skillheader import OC, dependency_iri, read_skill_header
 from tests.conftest import CliRunner
 from tests.helpers.registry import build_registry, sample_packages
 
@@ -68,9 +68,9 @@ def test_skill_md_turtle_parses_with_sections_in_order(tmp_path: Path) -> None:
     data = (tmp_path / "out" / "format" / "ontoskill.ttl").read_bytes()
     store = ox.Store()
     store.load(data, format=ox.RdfFormat.TURTLE)
-    info = parse_module(data, "format/ontoskill.ttl")
-    assert info.identifier == "format" and info.intents == ("format my code",)
-    assert info.depends_on == ("lint",) and info.extends is None
+    info = read_skill_header(data, "format/ontoskill.ttl", lenient=False)
+    assert info.identifier == "format" and info.intents == ["format my code"]
+    assert info.depends_on == [dependency_iri("lint")] and info.extends == ""
     rows = store.query(
         f"""PREFIX oc: <{OC}>
         SELECT ?title ?order WHERE {{ ?s a oc:Skill ; oc:hasSection ?sec .
@@ -156,3 +156,19 @@ def test_pack_cli_usage_errors(tmp_path: Path, cli: CliRunner) -> None:
     empty.mkdir()
     proc = cli("pack", "--from-skill-md", str(empty), "--id", "a/b")
     assert proc.returncode == 2 and "no SKILL.md" in proc.stderr
+
+
+def test_pack_reads_the_header_as_the_catalog_does(tmp_path: Path) -> None:
+    """skillheader.py's rules: text stripped (pack published "Does x. " with its space) and
+    `oc:skill_pdf` is the dependency `pdf` (pack wrote `ontoskills-skill-pdf`)."""
+    root = tmp_path / "pkg"
+    (root / "x").mkdir(parents=True)
+    (root / "x" / "ontoskill.ttl").write_text(
+        f"@prefix oc: <{OC}> .\n@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        'oc:skill_x a oc:Skill ; dcterms:identifier "x" ; oc:hasDescription "Does x. " ;\n'
+        '  oc:resolvesIntent " do x " ; oc:dependsOnSkill oc:skill_pdf, '
+        "oc:skill_ontoskills_writing_plans .\n"
+    )
+    (skill,) = pack(root, package_id="acme/x", write=False).manifest["skills"]
+    assert skill["description"] == "Does x." and skill["intents"] == ["do x"]
+    assert skill["depends_on_skills"] == ["ontoskills-writing-plans", "ontoskills-pdf"]  # IRI order

@@ -289,7 +289,7 @@ def test_confusable_name_refused_unless_forced(
 def test_trust_rules(tmp_path: Path, cli: CliRunner, folder_registry: Path) -> None:
     pkg = make_package(tmp_path)
     proc = publish(cli, pkg, folder_registry, "--trust", "superb")
-    assert proc.returncode == 2 and "--trust must be one of" in proc.stderr
+    assert proc.returncode == 2 and "'--trust': 'superb' is not one of" in proc.stderr
     assert publish(cli, pkg, folder_registry, "--trust", "official").returncode == 0
     index = json.loads((folder_registry / "index.json").read_text())
     assert index["packages"][0]["trust_tier"] == "official"

@@ -215,3 +215,20 @@ def test_no_author_anywhere_is_a_usage_error(
     )
     assert proc.returncode == 2 and "no git author" in proc.stderr
     assert "GIT_AUTHOR_NAME" in proc.stderr  # the hint names every way to set it
+
+
+def test_a_non_empty_folder_is_reported_before_a_missing_author(
+    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a machine without a git identity the actionable error is the folder, not the author."""
+    for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(key, raising=False)
+    nohome = str(tmp_path / "nohome")
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine\n")
+    env = {"HOME": nohome, "XDG_CONFIG_HOME": nohome, "GIT_CONFIG_NOSYSTEM": "1"}
+    proc = cli("registry", "init", str(taken), extra_env=env)
+    assert proc.returncode == 2 and "not empty" in proc.stderr, proc.stderr
+    assert "no git author" not in proc.stderr
+    assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"]

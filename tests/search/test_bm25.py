@@ -54,3 +54,14 @@ def test_postings_round_trip_through_arrays() -> None:
         pass
     else:
         raise AssertionError("truncated arrays were accepted")
+
+
+def test_partial_sort_walks_in_the_same_order_as_a_full_stable_sort() -> None:
+    from ontoskills.search.ranking import _descending
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        score = rng.integers(0, 5, size=int(rng.integers(0, 60))).astype(np.float32)
+        idx = np.flatnonzero(score > 0)  # many ties, as copies of one skill have
+        want = idx[np.argsort(-score[idx], kind="stable")].tolist()
+        assert list(_descending(score, idx, int(rng.integers(1, 20)))) == want

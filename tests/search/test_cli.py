@@ -19,13 +19,30 @@ def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> 
 def test_search_json_shape(installed: Path, cli: CliRunner) -> None:
     proc = cli("search", "write an implementation plan", "--json", "--top-k", "2", check=True)
     doc = json.loads(proc.stdout)
-    assert list(doc) == ["schema_version", "query", "mode", "results"]
+    assert list(doc) == [
+        "schema_version",
+        "query",
+        "mode",
+        "confidence",
+        "results",
+        "disabled",
+        "installed_skills",
+    ]
     assert doc["schema_version"] == 1
     assert doc["query"] == "write an implementation plan"
     assert doc["mode"] == "bm25"
+    assert doc["confidence"] == "high"
+    assert doc["installed_skills"] == 5  # hidden-gem is disabled
     assert 1 <= len(doc["results"]) <= 2
     first = doc["results"][0]
-    assert list(first) == ["skill", "score", "trust_tier", "description", "matched_intents"]
+    assert list(first) == [
+        "skill",
+        "score",
+        "trust_tier",
+        "description",
+        "matched_intents",
+        "also_in",
+    ]
     assert first["skill"] == "acme/devtools/planning"
     assert isinstance(first["score"], float)
     assert first["matched_intents"] == ["write an implementation plan"]

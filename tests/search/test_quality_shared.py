@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CliRunner
+from tests.conftest import CliRunner, shared_path
 from tests.helpers.skills import install_ontostore, service
 
 pytestmark = pytest.mark.shared
@@ -32,11 +33,29 @@ def test_dev_queries_every_mode(cli: CliRunner, env: dict[str, str], tmp_path: P
     assert svc.resolve("ffmpeg-keyframe-extraction") == "skillsbench/mario-coin-counting/ffmpeg"
     assert svc.resolve("image-editing") == "skillsbench/mario-coin-counting/image_editing"
     # Quirk 6: vectors for modules without stored ones come from the install's derived file
-    # (state/derived/vectors/), so search encoded nothing itself.
+    # (state/derived/vectors/); search itself encoded only one description per skill.
     assert svc.state.data.derived_vectors > 0
-    assert not (Path(env["ONTOSKILLS_HOME"]) / "state/derived/vector-cache").exists()
+    cache = Path(env["ONTOSKILLS_HOME"]) / "state/derived/vector-cache"
+    (texts,) = [json.loads(p.read_text()) for p in cache.glob("*.json")]
+    assert sorted(texts) == sorted({r.summary_text for r in svc.state.data.records})
     hits = svc.search("show mockups in a browser while brainstorming", mode="semantic")
     assert hits.results[0].skill == "obra/superpowers/brainstorming"  # visual-companion.ttl
+    # Confidence: the full-registry dev set's negatives (nothing installed fits them) are
+    # flagged in both modes; the subset's positives are mostly answered `high` and right.
+    negatives = [
+        json.loads(line)["q"]
+        for line in shared_path("queries-full-dev.jsonl").read_text().splitlines()
+        if line.strip() and json.loads(line)["kind"] == "negative"
+    ]
+    for mode in ("hybrid", "bm25"):
+        flagged = [svc.search(q, mode=mode).confidence != "high" for q in negatives]
+        assert sum(flagged) >= 9, (mode, flagged)
+    high = 0
+    for q in queries:
+        resp = svc.search(q["q"], mode="hybrid")
+        keys = {k for r in resp.results for k in (r.skill, *r.also_in)}
+        high += resp.confidence == "high" and bool(keys & set(q["expect"]))
+    assert high / len(queries) >= 0.9
 
 
 def test_full_context_of_a_real_skill(cli: CliRunner, env: dict[str, str]) -> None:

@@ -35,8 +35,10 @@ def registry(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def installed(cli: CliRunner, registry: Path, env: dict[str, str]) -> Path:
-    """acme/devtools (official) and acme/design (community) installed; returns the home."""
-    cli("--registry", str(registry), "install", "acme/devtools", "acme/design", check=True)
+    """acme/devtools (official) and acme/design (community) installed; returns the home.
+    The registry is configured: an ad-hoc --registry would be capped at community."""
+    cli("registry", "add", "sample", str(registry), check=True)
+    cli("--registry", "sample", "install", "acme/devtools", "acme/design", check=True)
     return Path(env["ONTOSKILLS_HOME"])
 
 

@@ -77,10 +77,12 @@ def test_era_tools_and_search(installed: Path, mode: str) -> None:
 
         full = await client.call_tool(TOOL_NAME, {"q": "acme/devtools/debugging"})
         assert not full.is_error
-        assert full.structured_content["kind"] == "skill"
-        dumped = json.dumps(full.structured_content)
-        assert "debugging" in dumped and "failing tests" in dumped.lower()
-        assert "debugging" in text_of(full)
+        data = full.structured_content
+        assert data["kind"] == "skill" and data["skill"] == "acme/devtools/debugging"
+        assert data["complete"] is True  # a small skill comes whole
+        # structuredContent carries ids and sizes; the text is not repeated there.
+        assert "failing tests" in text_of(full).lower()
+        assert "failing tests" not in json.dumps(data).lower()
 
     drive(installed, mode, body)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import AuthError
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions
 from ontoskills.sources.git import GitSource
 from tests.conftest import CliRunner

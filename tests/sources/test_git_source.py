@@ -10,9 +10,9 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import NetworkError, NotFoundError, UnsafePathError, UsageError
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions, open_source
 from ontoskills.sources.git import GitSource
 from tests.helpers.gittree import commit_entries

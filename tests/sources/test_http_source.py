@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import (
     AuthError,
     LimitExceededError,
@@ -19,6 +18,7 @@ from ontoskills.errors import (
     UsageError,
 )
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions
 from ontoskills.sources.http import HttpSource
 from tests.helpers.faults import Fault, FaultServer
@@ -89,6 +89,10 @@ def test_etag_revalidation_sends_if_none_match_and_uses_304(
     third = make(server.url, tmp_path).load_index()
     assert third.sha256 == first.sha256
     assert "if-none-match" not in server.requests[-1].headers
+    # ... and the good body replaces the damaged blob (the old writer skipped any blob that
+    # existed, so the damage stayed: every run refetched, and --offline never worked again).
+    assert Cache(tmp_path / "cache").read_blob(first.sha256) is not None
+    assert make(server.url, tmp_path, offline=True).load_index().sha256 == first.sha256
 
 
 def test_429_with_retry_after_then_success(server: FaultServer, tmp_path: Path) -> None:
@@ -202,9 +206,7 @@ def test_offline_uses_cache_and_fails_clearly_when_cold(
     online.read(MANIFEST, max_bytes=1 << 20)
     sha, _ = online.fetch_to("packages/acme/devtools/LICENSE", tmp_path / "a", max_bytes=100)
     # fetch.py stores fetched files as blobs; do the same so the offline copy can be found
-    blob = Cache(tmp_path / "cache").blob(sha)
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes((tmp_path / "a").read_bytes())
+    Cache(tmp_path / "cache").store_blob(sha, tmp_path / "a")
     seen = len(server.requests)
     offline = make(server.url, tmp_path, offline=True)
     assert offline.load_index().sha256 == online.load_index().sha256

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from ontoskills.config import RegistryConfig
 from ontoskills.errors import NetworkError, UsageError
 from ontoskills.paths import Cache
+from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions, open_source
 from ontoskills.sources._auth import Token, check_transport, is_loopback, token_for
 from ontoskills.sources._retry import RetryPolicy, parse_retry_after
@@ -91,9 +91,13 @@ def test_backoff_grows_with_jitter_and_respects_the_cap() -> None:
 
 def test_retry_policy_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ONTOSKILLS_RETRY_BASE", "0.01")
-    monkeypatch.setenv("ONTOSKILLS_RETRY_MAX", "bogus")
+    monkeypatch.delenv("ONTOSKILLS_RETRY_MAX", raising=False)
     policy = RetryPolicy.from_env(3)
     assert (policy.retries, policy.base, policy.cap) == (3, 0.01, 30.0)
+    # a malformed value is a usage error naming it, never a silent default
+    monkeypatch.setenv("ONTOSKILLS_RETRY_MAX", "bogus")
+    with pytest.raises(UsageError, match="ONTOSKILLS_RETRY_MAX"):
+        RetryPolicy.from_env(3)
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/", "http://127.0.0.1:9/reg.git"])

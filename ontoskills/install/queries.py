@@ -1,4 +1,5 @@
-"""Read-only views of the home: list, info, outdated, doctor."""
+"""Read-only queries over the home: list, info, outdated, doctor (named so as not to shadow
+the stdlib `inspect` module)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from .. import limits
 from ..errors import NotFoundError, OntoskillsError
 from ..fsutil import sha256_bytes
 from ..lockfile import Lockfile, load
-from ..manifest import cap_tier, parse_manifest
+from ..manifest import parse_manifest
 from ..paths import Home
 from ..safety import parse_spec
+from ..sources.sparse import client_tier
 from . import homelock
 from .session import Session
 from .state import Drift, installed_package_dirs, package_drift
@@ -97,7 +99,7 @@ def outdated(session: Session) -> list[dict[str, Any]]:
         src = session.source(reg)
         raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
         manifest = parse_manifest(raw, source=entry.manifest_path, expected_id=pid)
-        latest_tier = cap_tier(entry.trust_tier, reg.trust)
+        latest_tier = client_tier(session.snapshot(reg).index, entry, reg.trust)
         changes = []
         if manifest.version != pkg.version:
             changes.append("version")

@@ -1,0 +1,100 @@
+"""Where packages come from: a registry's configuration and how its location is read.
+
+Its own module (not config.py, not sources/) because both need it: config.py parses
+`[registries.*]` into `RegistryConfig`, and every source is opened from one. Before, config
+imported `sources.detect_kind` and sources imported `config.RegistryConfig`: the only import
+cycle between packages (tests/test_import_cycles.py keeps it gone).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .choices import Choice
+from .errors import ConfigError
+from .paths import expand_user
+
+
+class RegistryKind(Choice):
+    HTTP = "http"
+    FOLDER = "folder"
+    GIT = "git"
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    name: str
+    url: str
+    kind: str  # a RegistryKind value
+    trust: str | None = None  # a Tier value: the cap on tiers read from this registry
+
+    def __post_init__(self) -> None:
+        # Credentials in a URL would end up in the lockfile, config and error messages.
+        parts = urlsplit(self.url) if "://" in self.url else None
+        if parts is not None and (
+            parts.password is not None
+            or (parts.username is not None and parts.scheme in ("http", "https", "git+https"))
+        ):
+            raise ConfigError(
+                f"registry {self.name}: the URL contains credentials",
+                hint="remove them from the URL and set ONTOSKILLS_TOKEN (or GITHUB_TOKEN) instead",
+            )
+
+    def to_toml(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"url": self.url, "kind": str(self.kind)}
+        if self.trust:
+            out["trust"] = str(self.trust)
+        return out
+
+
+def same_location(a: str, b: str) -> bool:
+    """Whether two registry URLs or paths name the same registry (paths: after symlinks)."""
+    if "://" not in a and "@" not in a and "://" not in b and "@" not in b:
+        return os.path.realpath(os.path.expanduser(a)) == os.path.realpath(os.path.expanduser(b))
+    return a.rstrip("/") == b.rstrip("/")
+
+
+_GIT_HOSTS = {"github.com", "gitlab.com", "codeberg.org", "bitbucket.org"}
+_SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")
+
+
+def _is_git_dir(path: Path) -> bool:
+    return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
+
+
+def detect_kind(url: str) -> RegistryKind:
+    """Guess the source kind from a URL or path; `registry add --kind` overrides it."""
+    if url.startswith("git+") or _SCP_RE.match(url) or url.startswith(("ssh://", "git://")):
+        return RegistryKind.GIT
+    bare = url.split("#", 1)[0].rstrip("/")
+    if bare.endswith(".git"):
+        return RegistryKind.GIT
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        segments = [s for s in parts.path.split("/") if s]
+        if parts.hostname in _GIT_HOSTS and len(segments) == 2:
+            return RegistryKind.GIT
+        return RegistryKind.HTTP
+    local = expand_user(url[len("file://") :] if url.startswith("file://") else url)
+    return RegistryKind.GIT if _is_git_dir(local) else RegistryKind.FOLDER
+
+
+def slug_for_url(url: str) -> str:
+    """A short registry name for one-off --registry use: repo or folder name, else host."""
+    bare = url.split("#", 1)[0].rstrip("/")
+    parts = urlsplit(bare[4:] if bare.startswith("git+") else bare)
+    segments = (parts.path if parts.scheme else bare).rstrip("/").split("/")
+    if segments[-1] == "index.json":
+        segments.pop()
+    tail = segments[-1].rsplit(":", 1)[-1] if segments else ""
+    if tail.endswith(".git"):
+        tail = tail[:-4]
+    if not tail and parts.hostname:
+        tail = parts.hostname
+    slug = re.sub(r"[^a-z0-9._-]+", "-", tail.lower()).strip("-._")
+    return slug[:64] or "registry"
