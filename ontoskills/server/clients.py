@@ -30,7 +30,7 @@ from typing import Any, Literal
 import tomlkit
 import tomlkit.exceptions
 
-from .. import jsonio
+from .. import jsonio, limits
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
@@ -208,20 +208,16 @@ def apply(target: Target, spec: LaunchSpec) -> ApplyResult:
 
 
 def _read_config(target: Target) -> bytes | None:
-    """The current file (through a symlink), None when absent; only a regular file."""
+    """The current file (through a symlink), None when absent; only a regular file, bounded,
+    opened without blocking (a FIFO or /dev/zero must not hang `mcp-config`)."""
     try:
-        st = os.stat(target.path)
+        return limits.read_regular_file(
+            target.path, MAX_CONFIG_BYTES, what="client config", error=FormatError
+        )
     except FileNotFoundError:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        raise _malformed(target, "is not a regular file")
-    if st.st_size > MAX_CONFIG_BYTES:
-        raise _malformed(target, f"is larger than {MAX_CONFIG_BYTES // 2**20} MB")
-    with open(target.path, "rb") as fh:
-        data = fh.read(MAX_CONFIG_BYTES + 1)
-    if len(data) > MAX_CONFIG_BYTES:
-        raise _malformed(target, f"is larger than {MAX_CONFIG_BYTES // 2**20} MB")
-    return data
+    except FormatError as exc:  # say it the way every other refusal of this file says it
+        raise _malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
 
 
 def _canonical(value: Any) -> str:

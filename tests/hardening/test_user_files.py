@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from ontoskills import jsonio, lockfile
+from ontoskills.server import clients
 from tests.conftest import REPO, CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
@@ -162,7 +163,7 @@ def test_what_mcp_config_writes_is_standard_json_holding_the_same_values(
     assert "ontoskills" in doc["mcpServers"]
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "huge"])
 def test_a_client_config_that_is_not_a_regular_file_is_refused_without_blocking(
     cli: CliRunner, tmp_path: Path, kind: str
 ) -> None:
@@ -173,11 +174,24 @@ def test_a_client_config_that_is_not_a_regular_file_is_refused_without_blocking(
         os.mkfifo(path)
     elif kind == "dev-zero":
         os.symlink("/dev/zero", path)
+    elif kind == "huge":  # sparse: 1 byte over the limit costs no disk, and is never read
+        with open(path, "wb") as fh:
+            fh.truncate(clients.MAX_CONFIG_BYTES + 1)
     else:
         path.mkdir()
+    before = os.lstat(path)
     proc = cli("mcp-config", "--client", "claude", "--dir", str(project), timeout=60)
     assert proc.returncode == 4, proc.stderr
-    assert "not a regular file" in proc.stderr
+    why = "over the" if kind == "huge" else "not a regular file"
+    assert why in proc.stderr and "not changing it" in proc.stderr, proc.stderr
+    assert "hint:" in proc.stderr
+    after = os.lstat(path)  # left as it was: same kind, same inode, same size
+    assert (after.st_mode, after.st_ino, after.st_size) == (
+        before.st_mode,
+        before.st_ino,
+        before.st_size,
+    )
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]  # no .bak, no temp
 
 
 def test_a_codex_toml_with_nan_and_inf_round_trips(cli: CliRunner, tmp_path: Path) -> None:
