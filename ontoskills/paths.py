@@ -59,6 +59,10 @@ class Home:
     root: Path
 
     def __post_init__(self) -> None:
+        # Every Home is absolute and normalised however it was made (`--home ./h`, an API
+        # caller's `Home(Path("h"))`): module IRIs (`Path.as_uri`), snapshot records, the
+        # journal's paths and the guarded root all assume it, and a later chdir cannot move it.
+        object.__setattr__(self, "root", Path(os.path.abspath(self.root)))
         guard_root(self.root)
 
     @classmethod
@@ -123,6 +127,7 @@ class Cache:
     root: Path
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(os.path.abspath(self.root)))  # as Home
         guard_root(self.root)
 
     @classmethod
