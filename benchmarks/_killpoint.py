@@ -2,6 +2,7 @@
 
     ONTOSKILLS_BENCH_KILL_AT=N python benchmarks/_killpoint.py install a/b
     ONTOSKILLS_BENCH_COUNT=FILE python benchmarks/_killpoint.py install a/b  # count them
+    ONTOSKILLS_BENCH_TRACE=FILE ...  # and write each rename's destination, one per line
 
 A random delay rarely lands inside a transaction's swap (it lasts milliseconds), so a kill
 loop of random delays almost never leaves a journal behind. Killing at a chosen rename does:
@@ -23,6 +24,8 @@ _real_replace = os.replace
 _calls = 0
 _kill_at = int(os.environ.get("ONTOSKILLS_BENCH_KILL_AT", "0"))
 _count_file = os.environ.get("ONTOSKILLS_BENCH_COUNT")
+_trace_file = os.environ.get("ONTOSKILLS_BENCH_TRACE")
+_trace: list[str] = []
 
 
 def _replace(src, dst, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -30,12 +33,15 @@ def _replace(src, dst, *args, **kwargs):  # type: ignore[no-untyped-def]
     _calls += 1
     if _calls == _kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
+    _trace.append(os.fspath(dst))
     return _real_replace(src, dst, *args, **kwargs)
 
 
 def _write_count() -> None:
     if _count_file:
         Path(_count_file).write_text(str(_calls))
+    if _trace_file:  # which rename is which: kill_loop finds the lock write in it
+        Path(_trace_file).write_text("".join(f"{d}\n" for d in _trace))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 produces (then `doctor` must be clean). Registries: folder, loopback HTTP, local git.
 
     python benchmarks/kill_loop.py [--iterations 60] [--seed 1] [--kinds folder,http,git]
-                                   [--journal-iterations 24]
+                                   [--journal-iterations 24] [--no-after-lock]
 
 Prints one row per (operation, source) with kills that landed mid-run, re-runs that
 converged, lock states seen right after the kill (old/new, never anything else) and time.
@@ -15,6 +15,11 @@ leaves `.staging/<txn>/journal.json` behind. When it does, an attacker edits the
 ...): the next run must refuse it (exit 4) with nothing in the home or outside it changed.
 The clean journal is then put back and the re-run must roll back or forward and converge
 to the uninterrupted reference, as in the delay loop.
+
+After-lock cases: a kill at EVERY rename that follows the lock write (the commit is on disk;
+the journal's last state, `system/index.*.ttl` and derived data are not yet), then doctor
+and the re-run (a `remove` re-run exits 7: nothing left to remove) must converge, reference
+indexes included (`--no-after-lock` skips them).
 tests/hardening/test_kill_loop.py runs a handful of both kinds of iterations in CI.
 """
 
@@ -398,12 +403,102 @@ def journal_iteration(
     return out
 
 
+# ------------------------------------------------------------- kills after the commit
+INDEXES = ("ontologies/system/index.enabled.ttl", "ontologies/system/index.installed.ttl")
+
+
+@dataclass
+class AfterLockOutcome:
+    kill_at: int  # the os.replace killed (1-based); the lock write was an earlier one
+    renaming: str  # what that rename would have written, relative to the run folder
+    lock_after_kill: str  # must be "new": the commit is on disk
+    indexes_stale: bool  # system/index.*.ttl did not match the new lock right after the kill
+    rerun_exit: int
+    converged: bool
+    why: list[str] = field(default_factory=list)
+
+
+def _trace(w: World, kind: str, op: str, base: Path) -> list[str]:
+    """Destinations of every os.replace of an uninterrupted run, relative to its folder."""
+    run_dir = base / "trace"
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    shutil.copytree(w.starts[(kind, op)], run_dir, symlinks=True)
+    trace = run_dir / "trace.txt"
+    _must(_killpoint(w, run_dir, kind, op, {"ONTOSKILLS_BENCH_TRACE": str(trace)}))
+    lines = [
+        os.path.relpath(os.path.realpath(line), os.path.realpath(run_dir))
+        for line in trace.read_text().splitlines()
+    ]
+    shutil.rmtree(run_dir)
+    return lines
+
+
+def after_lock_iterations(w: World, kind: str, op: str, base: Path) -> list[AfterLockOutcome]:
+    """SIGKILL at every rename after the lock write: the commit is on disk, what follows it
+    (the journal's last state, `system/index.*.ttl`, derived data) is not. The re-run (for
+    `remove`: of a package already gone, exit 7) must bring the tree, the reference indexes
+    and the lock to exactly what an uninterrupted run leaves."""
+    trace = _trace(w, kind, op, base)
+    lock_writes = [i for i, d in enumerate(trace, 1) if d == "home/ontoskills.lock"]
+    if not lock_writes:
+        return []
+    ref = w.refs[(kind, op)]
+    outs = []
+    for kill_at in range(lock_writes[-1] + 1, len(trace) + 1):
+        run_dir = base / "run"
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        shutil.copytree(w.starts[(kind, op)], run_dir, symlinks=True)
+        home, lock = run_dir / "home", run_dir / "home/ontoskills.lock"
+        _killpoint(w, run_dir, kind, op, {"ONTOSKILLS_BENCH_KILL_AT": str(kill_at)})
+        state = "new" if (lock.read_bytes() if lock.exists() else b"") == ref["LOCK"] else "?"
+        got = snapshot(home, lock)
+        stale = any(got.get(i) != ref.get(i) for i in INDEXES)
+        _, rerun, why = _doctor_rerun_compare(w, kind, op, run_dir, state)
+        if state != "new":
+            why.insert(0, "the lock on disk is not the new one after a kill past its write")
+        outs.append(
+            AfterLockOutcome(
+                kill_at, trace[kill_at - 1], state, stale, rerun.returncode, not why, why
+            )
+        )
+    return outs
+
+
+def print_after_lock_table(after: dict[tuple[str, str], list[AfterLockOutcome]]) -> bool:
+    print(
+        f"\n{'operation':<9} {'source':<7} {'kill points after the lock write':>33} "
+        f"{'indexes stale after kill':>24} {'converged':>9}"
+    )
+    ok = True
+    for (kind, op), outs in sorted(after.items(), key=lambda kv: (OPS.index(kv[0][1]), kv[0][0])):
+        conv = sum(o.converged for o in outs)
+        ok = ok and conv == len(outs)
+        stale = sum(o.indexes_stale for o in outs)
+        print(f"{op:<9} {kind:<7} {len(outs):>33} {stale:>24} {conv:>9}")
+        for o in outs:
+            if not o.converged:
+                print(f"NOT CONVERGED (after lock) {op} {kind} at {o.renaming}: {o.why[:5]}")
+    return ok
+
+
 def run(
-    iterations: int, seed: int, kinds: tuple[str, ...], base: Path, journal_iterations: int = 0
-) -> tuple[dict[tuple[str, str], list[Outcome]], dict[tuple[str, str], list[JournalOutcome]]]:
+    iterations: int,
+    seed: int,
+    kinds: tuple[str, ...],
+    base: Path,
+    journal_iterations: int = 0,
+    after_lock: bool = False,
+) -> tuple[
+    dict[tuple[str, str], list[Outcome]],
+    dict[tuple[str, str], list[JournalOutcome]],
+    dict[tuple[str, str], list[AfterLockOutcome]],
+]:
     rng = random.Random(seed)
     results: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
     journals: dict[tuple[str, str], list[JournalOutcome]] = defaultdict(list)
+    after: dict[tuple[str, str], list[AfterLockOutcome]] = {}
     with world(base, kinds) as w:
         combos = [(k, op) for k in kinds for op in OPS]
         for i in range(iterations):
@@ -412,7 +507,9 @@ def run(
         for i in range(journal_iterations):
             kind, op = combos[i % len(combos)]
             journals[(kind, op)].append(journal_iteration(w, kind, op, rng, base / "run"))
-    return results, journals
+        for kind, op in combos if after_lock else ():
+            after[(kind, op)] = after_lock_iterations(w, kind, op, base)
+    return results, journals, after
 
 
 def print_journal_table(journals: dict[tuple[str, str], list[JournalOutcome]]) -> bool:
@@ -451,12 +548,22 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kinds", default="folder,http,git")
     ap.add_argument("--journal-iterations", type=int, default=24)
+    ap.add_argument(
+        "--no-after-lock",
+        action="store_true",
+        help="skip the kills at every rename after the lock write",
+    )
     args = ap.parse_args()
     kinds = tuple(args.kinds.split(","))
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ontoskills-kill-") as tmp:
-        results, journals = run(
-            args.iterations, args.seed, kinds, Path(tmp), args.journal_iterations
+        results, journals, after = run(
+            args.iterations,
+            args.seed,
+            kinds,
+            Path(tmp),
+            args.journal_iterations,
+            after_lock=not args.no_after_lock,
         )
     print(
         f"{'operation':<9} {'source':<7} {'runs':>4} {'killed':>6} {'lock old/new/other':>19} "
@@ -482,10 +589,12 @@ def main() -> None:
             if not o.converged:
                 print(f"NOT CONVERGED {op} {kind}: lock {o.lock_after_kill}; {o.why[:5]}")
     journals_ok = print_journal_table(journals) if journals else True
+    after_ok = print_after_lock_table(after) if after else True
     if (
         converged != total
         or any(o.lock_after_kill == "other" for v in results.values() for o in v)
         or not journals_ok
+        or not after_ok
     ):
         sys.exit(1)
 
