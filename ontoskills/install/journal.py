@@ -21,7 +21,8 @@ from pathlib import Path
 
 from .. import jsonio
 from ..errors import FormatError, IntegrityError, OntoskillsError, UnsafePathError
-from ..fsutil import sha256_file
+from ..fsutil import sha256_bytes
+from ..lockfile import read_lock_bytes
 from ..safety import is_valid_name
 
 JOURNAL = "journal.json"
@@ -72,8 +73,11 @@ def lock_sha_kind(path: Path) -> bool:
 
 
 def lock_sha(path: Path) -> str | None:
-    """sha256 of a lockfile, None when absent; streaming, and only of a regular file."""
-    return sha256_file(path)[0] if lock_sha_kind(path) else None
+    """sha256 of a lockfile, None when absent. Read as every lockfile is read
+    (`lockfile.read_lock_bytes`: opened non-blocking, a regular file under the size limit),
+    so a FIFO or device there is exit 3 like for any other command, never a hang."""
+    data = read_lock_bytes(path)
+    return None if data is None else sha256_bytes(data)
 
 
 def read_journal(path: Path) -> Journal | None:

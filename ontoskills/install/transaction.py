@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UnsafePathError
+from ..errors import LockFormatError, UnsafePathError
 from ..fsutil import (
     atomic_write_bytes,
     atomic_write_through,
@@ -163,8 +163,8 @@ def recover(home: Home, lock_path: Path | None = None) -> list[str]:
             continue
         try:
             committed = _committed(journal, Path(journal.lockfile))
-        except UnsafePathError as exc:  # became a FIFO or device since the journal was read
-            raise refuse(txn_dir / JOURNAL, f"its lockfile {exc.message}", unsafe=True) from None
+        except (UnsafePathError, LockFormatError) as exc:  # a FIFO, device or huge file now
+            raise refuse(txn_dir / JOURNAL, f"its lockfile: {exc.message}", unsafe=True) from None
         if committed:
             actions.append(f"completed interrupted transaction {txn_dir.name}")
         else:
