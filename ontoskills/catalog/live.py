@@ -194,7 +194,11 @@ class LiveCatalog(Generic[IndexT]):
             return View(signature, data, index, slot, rebuilt=False)
         if data is None and self._rebuild is not None:
             ran = self._rebuild()
-            data = load_snapshot(self.home.derived_dir, key) if ran else None
+            data = (
+                load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
+                if ran
+                else None
+            )
             index = self._index(data, False) if data is not None else None
             if data is not None and index is not None:
                 return View(signature, data, index, slot, rebuilt=True)
