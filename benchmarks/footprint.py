@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -94,17 +95,32 @@ def env_for(home: Path) -> dict[str, str]:
     return {**os.environ, "ONTOSKILLS_HOME": str(home), "PYTHONPATH": str(REPO)}
 
 
-def cli(home: Path, *args: str) -> list[str]:
+def cli(*args: str) -> list[str]:
     return [PY, "-m", "ontoskills", *args]
 
 
-def wall(cmd: list[str], env: dict[str, str], n: int = 5) -> float:
-    times = []
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed(cmd: list[str], env: dict[str, str], n: int = 5) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of `n` runs. CPU (user + system of the child) is what the
+    wall would be on an idle machine for a single-threaded run: the shared box's load
+    inflates walls 2-5x, barely CPU."""
+    walls, cpus = [], []
     for _ in range(n):
-        t = time.perf_counter()
+        c, t = _children_cpu(), time.perf_counter()
         subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - t)
+        cpus.append(_children_cpu() - c)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def proc_cpu(pid: int) -> float:
+    """User + system seconds a running process has used (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_kb(cmd: list[str], env: dict[str, str]) -> int:
@@ -192,9 +208,10 @@ def serve_run(home: Path, serve_args: list[str], calls: int, spawns: int = 3) ->
             first = await client.call_tool("ontoskill", {"q": qs[0]})
             out["cold"].append(time.perf_counter() - t0)
             assert not first.is_error, first
+            (pid,) = children_of_self() - before
+            out.setdefault("cold_cpu", []).append(proc_cpu(pid))
             if not last:
                 return
-            (pid,) = children_of_self() - before
             out["first"] = proc_kb(pid)
             for i in range(calls):
                 q = lookups[i % len(lookups)] if i % 5 == 4 else qs[i % len(qs)]
@@ -269,6 +286,63 @@ def drift_run(
     finally:
         stop.set()
     return state
+
+
+class Timers:
+    """Wall time spent inside named functions during one in-process install (wrapped for
+    the run, restored after). Nested phases overlap: `turtle parse` is inside `turtle check`,
+    `realpath` inside the fetch."""
+
+    def __init__(self) -> None:
+        self.total: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._undo: list[tuple[object, str, object]] = []
+
+    def wrap(self, owner: object, attr: str, label: str) -> None:
+        original = getattr(owner, attr)
+
+        def timed_call(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.total[label] = self.total.get(label, 0.0) + time.perf_counter() - t
+                self.calls[label] = self.calls.get(label, 0) + 1
+
+        setattr(owner, attr, timed_call)
+        self._undo.append((owner, attr, original))
+
+    def restore(self) -> None:
+        for owner, attr, original in reversed(self._undo):
+            setattr(owner, attr, original)
+
+
+def install_breakdown(
+    registry: Path, packages: list[str], work: Path
+) -> list[tuple[str, float, int]]:
+    from ontoskills import fsutil, lockfile
+    from ontoskills.install import compat, fetch, operations, transaction
+
+    timers = Timers()
+    timers.wrap(fetch.PackageFetcher, "_fetch_into", "fetch: copy + sha256 (incl. realpath)")
+    timers.wrap(fetch, "safe_join", "  realpath containment (safe_join)")
+    timers.wrap(fetch.PackageFetcher, "_check_turtle", "Turtle check")
+    timers.wrap(fetch, "parse_turtle", "  Turtle parse")
+    timers.wrap(fetch, "find_hidden_unicode", "  hidden-text scan (all files)")
+    timers.wrap(fetch.PackageFetcher, "_check_json_text", "JSON text check")
+    timers.wrap(os, "fsync", "fsync (files and folders)")
+    timers.wrap(transaction.Transaction, "commit", "commit (swap + lock write)")
+    timers.wrap(lockfile, "parse", "lock parse (TOML)")
+    timers.wrap(operations, "write_reference_indexes", "reference indexes")
+    timers.wrap(operations, "resolve", "resolve (manifests)")
+    del fsutil, compat
+    try:
+        secs, _, _ = run_install(str(registry), packages, work / "home", work / "cache")
+    finally:
+        timers.restore()
+        shutil.rmtree(work, ignore_errors=True)
+    rows = [(k, v, timers.calls[k]) for k, v in timers.total.items()]
+    return [("install (total)", secs, 1), *rows]
 
 
 def encoder_quality(models: Path, derived: Path) -> dict[str, str]:
@@ -347,7 +421,7 @@ def main() -> None:
         # First start builds the search snapshot; every measured start reuses it.
         mode = ["--mode", "bm25"] if model is None else []
         subprocess.run(
-            [*cli(home, "search", "warm up"), *mode],
+            [*cli("search", "warm up"), *mode],
             env=env_for(home),
             check=True,
             capture_output=True,
@@ -366,8 +440,8 @@ def main() -> None:
         f"import {SDK_IMPORT}, onnxruntime as o;"
         f"s=o.InferenceSession({str(models / 'model.onnx')!r})"
     )
-    t_pass = wall([PY, "-c", "pass"], dict(os.environ))
-    t_sdk = wall([PY, "-c", f"import {SDK_IMPORT}"], dict(os.environ), 3)
+    t_pass = timed([PY, "-c", "pass"], dict(os.environ))
+    t_sdk = timed([PY, "-c", f"import {SDK_IMPORT}"], dict(os.environ), 3)
 
     bm25_home = home_for("bm25", None) if only & {"serve", "cli", "drift"} else None
     emb_home = home_for("emb", models) if only & {"serve", "cli"} else None
@@ -401,8 +475,9 @@ def main() -> None:
         )
         row(
             "serve cold start to first answer, BM25 / hybrid (median of 3)",
-            f"python importing the SDK {t_sdk:.2f} s",
-            f"{statistics.median(b['cold']):.2f} / {statistics.median(e['cold']):.2f} s",
+            f"python importing the SDK {t_sdk[0]:.2f} s (CPU {t_sdk[1]:.2f} s)",
+            f"{statistics.median(b['cold']):.2f} / {statistics.median(e['cold']):.2f} s (CPU"
+            f" {statistics.median(b['cold_cpu']):.2f} / {statistics.median(e['cold_cpu']):.2f} s)",
             "<= 1.0 s",
         )
 
@@ -424,16 +499,17 @@ def main() -> None:
     if "cli" in only:
         assert bm25_home and emb_home
         q = "fill in a pdf form"
-        t_version = wall(cli(bm25_home, "--version"), env_for(bm25_home))
-        t_bm25 = wall(cli(bm25_home, "search", q, "--mode", "bm25"), env_for(bm25_home))
-        t_hyb = wall(cli(emb_home, "search", q), env_for(emb_home))
+        t_version = timed(cli("--version"), env_for(bm25_home))
+        t_bm25 = timed(cli("search", q, "--mode", "bm25"), env_for(bm25_home))
+        t_hyb = timed(cli("search", q), env_for(emb_home))
         row(
             "`--version` / `search` BM25 / `search` hybrid, wall (median of 5)",
-            f"python -c pass {t_pass:.2f} s",
-            f"{t_version:.2f} / {t_bm25:.2f} / {t_hyb:.2f} s",
+            f"python -c pass {t_pass[0]:.2f} s (CPU {t_pass[1]:.2f} s)",
+            f"{t_version[0]:.2f} / {t_bm25[0]:.2f} / {t_hyb[0]:.2f} s (CPU {t_version[1]:.2f}"
+            f" / {t_bm25[1]:.2f} / {t_hyb[1]:.2f} s)",
             "<= 0.15 / 0.35 / 0.6 s",
         )
-        peak = peak_kb(cli(emb_home, "search", q), env_for(emb_home))
+        peak = peak_kb(cli("search", q), env_for(emb_home))
         ort_alone = python_status(ort_body.replace(SDK_IMPORT + ", ", ""))
         row(
             "`search` hybrid peak RSS",
@@ -459,6 +535,10 @@ def main() -> None:
             shutil.rmtree(work / f"copy-{i}", ignore_errors=True)
             shutil.rmtree(work / f"inst-{i}", ignore_errors=True)
         c, s = statistics.median(copies), statistics.median(installs)
+        breakdown = install_breakdown(registry, packages, work / "inst-breakdown")
+        print("  install breakdown (one more run, wall s, calls):", file=sys.stderr)
+        for label, secs, calls in breakdown:
+            print(f"    {label:<42}{secs:7.2f}{calls:7d}", file=sys.stderr)
         row(
             f"install all {len(packages)} packages from a folder (median of 3)",
             f"copy + sha256 {c:.2f} s ({files} files, {size / 1e6:.1f} MB)",

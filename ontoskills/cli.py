@@ -197,7 +197,13 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     argv = sys.argv[1:]
     if _bare_version(argv) and _env_ok():
-        sys.stdout.write(f"ontoskills {__version__}\n")
+        try:
+            sys.stdout.write(f"ontoskills {__version__}\n")
+            sys.stdout.flush()
+        except OSError:  # the reader went away: quietly, with the documented exit code
+            from .commands._output import stdout_closed
+
+            sys.exit(stdout_closed())
         sys.exit(0)
     # The entry keeps the error contract (one line + hint, JSON under --json) for usage
     # errors and OS errors too, which typer's standalone mode does not.

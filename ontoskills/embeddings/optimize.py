@@ -17,7 +17,9 @@ model file's stat, the ONNX Runtime version and FORMAT; a model with nothing to 
 (e.g. float32) gets a `.none` marker so that nobody tries again. It is made after an install
 that has a model (sync.finish), never by a search or a server: the rewrite needs the `onnx`
 package and ~300 MB at its peak, so it runs in a child process (`python -m
-ontoskills.embeddings.optimize SRC DST`), which also keeps a crash in it out of the install.
+ontoskills.embeddings.optimize SRC`, which only reads and answers on stdout), which also keeps
+a crash in it out of the install; the file is written here, through the home's guarded
+writers.
 """
 
 from __future__ import annotations
@@ -33,10 +35,14 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import OntoskillsError
+from ..fsutil import atomic_write_bytes, remove_file
+
 FORMAT = 1  # bump when the rewrite changes
 BLOCK = 16  # MatMulNBits block: 16 reproduces the original at cosine >= 0.9996 (32: 0.9994)
 ACCURACY_LEVEL = 4  # int8 compute: the fp32-activation path (1) is ~4x slower on CPU
 PROBE_COSINE = 0.999
+NOTHING_TO_DO = 3  # the child's exit code: a marker is written, nobody tries again
 TIMEOUT = 600.0
 _MS = "com.microsoft"
 
@@ -74,9 +80,8 @@ def optimized_model(model_path: Path, out_dir: Path, *, make: bool = False) -> P
     if not make or marker.exists() or importlib.util.find_spec("onnx") is None:
         return None
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "ontoskills.embeddings.optimize", str(model_path), str(target)],
+        proc = subprocess.run(
+            [sys.executable, "-m", "ontoskills.embeddings.optimize", str(model_path)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=TIMEOUT,
@@ -84,10 +89,18 @@ def optimized_model(model_path: Path, out_dir: Path, *, make: bool = False) -> P
         )
     except (OSError, subprocess.SubprocessError):
         return None
+    # The child only reads: what it made comes back on stdout and is written here, through
+    # the home's guarded writers (a symlinked folder is refused, never written through).
+    if proc.returncode == 0 and proc.stdout:
+        atomic_write_bytes(target, proc.stdout)
+    elif proc.returncode == NOTHING_TO_DO:
+        atomic_write_bytes(marker, proc.stderr[-2000:] or b"nothing to rewrite\n")
+    else:
+        return None  # crashed or killed: tried again by the next install
     for old in out_dir.glob("model-*"):  # a replaced model's rewrite: never used again
         if old not in (target, marker):
             with contextlib.suppress(OSError):
-                old.unlink()
+                remove_file(old)
     return target if target.is_file() else None
 
 
@@ -96,9 +109,9 @@ def discard(model_path: Path, out_dir: Path) -> None:
     paths = derived_for(model_path, out_dir)
     if paths is None:
         return
-    with contextlib.suppress(OSError):
-        paths[0].unlink(missing_ok=True)
-        paths[1].write_bytes(b"refused by onnxruntime\n")
+    with contextlib.suppress(OSError, OntoskillsError):
+        remove_file(paths[0])
+        atomic_write_bytes(paths[1], b"refused by onnxruntime\n")
 
 
 # ----------------------------------------------------------------------------- the rewrite
@@ -245,28 +258,25 @@ def _vocab(model: Any) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """SRC DST: write the rewritten model to DST (exit 0), or DST's `.none` marker when there
-    is nothing to rewrite or the result does not reproduce SRC (exit 3)."""
+    """SRC: the rewritten model on stdout (exit 0), or why not on stderr (exit
+    NOTHING_TO_DO): nothing to rewrite, or the result does not reproduce SRC. Reads only."""
     import onnx
 
-    from ..fsutil import atomic_write_bytes
-
-    src, dst = Path(argv[0]), Path(argv[1])
-    marker = dst.with_suffix(".none")
-    model = onnx.load(str(src))
+    model = onnx.load(argv[0])
     if rewrite(model) == 0:
-        atomic_write_bytes(marker, b"nothing to rewrite\n")
-        return 3
+        sys.stderr.write("nothing to rewrite\n")
+        return NOTHING_TO_DO
     data = model.SerializeToString()
     try:
-        cos = probe_cosine(src, data, _vocab(model))
+        cos = probe_cosine(Path(argv[0]), data, _vocab(model))
     except Exception as exc:  # e.g. an onnxruntime without 8-bit MatMulNBits
-        atomic_write_bytes(marker, f"onnxruntime refused it: {exc}\n".encode()[:2000])
-        return 3
+        sys.stderr.write(f"onnxruntime refused it: {exc}\n")
+        return NOTHING_TO_DO
     if not cos >= PROBE_COSINE:
-        atomic_write_bytes(marker, f"probe cosine {cos:.6f} < {PROBE_COSINE}\n".encode())
-        return 3
-    atomic_write_bytes(dst, data)
+        sys.stderr.write(f"probe cosine {cos:.6f} < {PROBE_COSINE}\n")
+        return NOTHING_TO_DO
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
     return 0
 
 

@@ -224,6 +224,8 @@ def prepare_serving(home: Home, warnings: list[str]) -> None:
     try:
         if model.is_file():
             optimized_model(model, home.derived_dir / "encoder", make=True)
+    except OntoskillsError as exc:  # e.g. a symlinked state/derived: refused, said
+        warnings.append(f"embeddings: could not prepare the model for serving: {exc.message}")
     except OSError as exc:
         warnings.append(f"embeddings: could not prepare the model for serving: {exc}")
 
