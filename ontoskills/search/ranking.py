@@ -236,8 +236,9 @@ class Ranker:
         best = max(float(score[m]) for m in members)
         if best <= 0:
             return None
-        higher = among & (score > best)
-        return 1 + len(np.unique(self.group[higher]))
+        ids = self.group[among & (score > best)]
+        # A set is ~10x cheaper than np.unique for the few ids a top hit usually has above it
+        return 1 + (len(set(ids.tolist())) if len(ids) <= 256 else len(np.unique(ids)))
 
     def _copies(self, group: int, shown: int, floor: int) -> list[int]:
         """The other enabled copies a user may also ask for by key."""
