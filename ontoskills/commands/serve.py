@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +29,35 @@ def one_malloc_arena() -> None:
 
     with contextlib.suppress(AttributeError, OSError, TypeError):
         ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
+
+
+class _Prefetch:
+    """`build()` started in a thread at once; the server's first call to `get` (in its worker
+    thread, once the transport is up) takes that result or its exception, later calls (the
+    server retries a failed load) build again."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._used = False
+        self._thread = threading.Thread(target=self._run, name="ontoskills-catalog", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._result = self._build()
+        except BaseException as exc:  # handed to the server's loader, which reports it
+            self._error = exc
+
+    def get(self) -> Any:
+        if self._used:
+            return self._build()
+        self._used = True
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
 
 
 def register(app: typer.Typer) -> None:
@@ -56,6 +87,18 @@ def register(app: typer.Typer) -> None:
             budget = app_ctx.config.serve.context_budget
             if context_budget is not None:
                 budget = check_context_budget(context_budget, "--context-budget")
+            home, lockfile, config = app_ctx.home, app_ctx.lockfile, app_ctx.config
+            one_malloc_arena()  # before any thread allocates
+
+            def build() -> Service:
+                from ..search.service import SkillService
+
+                return SkillService(home, lockfile, config, verify=verify, build_in_child=True)
+
+            # The catalog starts loading now, while the SDK is imported (~0.6 s of CPU):
+            # verification hashes every installed file and reads the snapshot, which release
+            # the GIL, so on two cores the first answer comes ~0.1-0.2 s sooner.
+            early = _Prefetch(build)
             # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
             import anyio
 
@@ -63,17 +106,8 @@ def register(app: typer.Typer) -> None:
             from ..server.runner import configure_logging, serve_stdio
 
             configure_logging(verbose)
-            one_malloc_arena()
-            home, lockfile, config = app_ctx.home, app_ctx.lockfile, app_ctx.config
-
-            def factory() -> Service:
-                # Runs in a worker thread once the transport is up: importing the search
-                # stack (numpy, pyoxigraph, onnxruntime) there keeps `initialize` fast.
-                from ..search.service import SkillService
-
-                return SkillService(home, lockfile, config, verify=verify, build_in_child=True)
 
             options = ServeOptions(min_trust=min_trust, mode=mode, context_budget=budget)
-            anyio.run(serve_stdio, factory, options)
+            anyio.run(serve_stdio, early.get, options)
 
         run(app_ctx, body)
