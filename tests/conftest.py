@@ -73,3 +73,12 @@ def cli(env: dict[str, str]) -> CliRunner:
         return proc
 
     return run
+
+
+@pytest.fixture
+def cli_inproc(env: dict[str, str], capfd: pytest.CaptureFixture[str]) -> CliRunner:
+    """The same CLI entry as `cli`, in this process (no interpreter start-up): for tests of
+    what a verb prints and returns. Stdin, signals and a second process need `cli`."""
+    from tests.helpers.inproc import inprocess_runner
+
+    return inprocess_runner(capfd)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from ..errors import (
     LocalChangesError,
@@ -80,18 +82,44 @@ class Change:
             "ontoskills enable " + " ".join(targets) if off else None,
         )
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package_id": self.package_id,
+            "action": self.action,
+            "version": self.version,
+            "previous_version": self.previous_version,
+            "trust_tier": self.trust_tier,
+            "files": self.files,
+            "skills": list(self.skills),
+            "disabled": list(self.disabled),
+            "enable": self.enable,
+        }
+
 
 @dataclass
 class Report:
+    """What a mutating command did. Its warnings went through `session.reporter` as they
+    happened (the CLI collects them into the command's result, docs/CLI.md)."""
+
+    command: str
+    lockfile: Path
     changes: list[Change] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     lock_changed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "lockfile": str(self.lockfile),
+            "lock_changed": self.lock_changed,
+            "changes": [c.to_json() for c in self.changes],
+            "recovered": list(self.recovered),
+        }
 
 
 @contextmanager
 def locked_home(session: Session, command: str) -> Iterator[Report]:
-    report = Report()
+    report = Report(command, session.lockfile_path)
     if command in ("install", "update", "ci"):  # they read registries (docs/CLI.md)
         check_home_overlap(session)
     with homelock.hold(session.home, command, on_wait=session.reporter.note):
@@ -100,17 +128,17 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
             session.reporter.warn(line)
         try:
             yield report
-            _refresh_reference_indexes(session, report)
+            _refresh_reference_indexes(session)
         finally:
             session.close()
 
 
-def _refresh_reference_indexes(session: Session, report: Report) -> None:
+def _refresh_reference_indexes(session: Session) -> None:
     """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure)."""
     try:
         write_reference_indexes(session.home, load(session.lockfile_path))
     except (OSError, OntoskillsError) as exc:
-        report.warnings.append(f"could not refresh system/index.enabled.ttl: {exc}")
+        session.reporter.warn(f"could not refresh system/index.enabled.ttl: {exc}")
 
 
 def embeddings_before_commit(
@@ -122,7 +150,7 @@ def embeddings_before_commit(
     from ..embeddings import sync as embeddings_sync  # numpy & co. only when needed
 
     staged = {p: txn.dir / "new" / p for p in lock.packages if (txn.dir / "new" / p).is_dir()}
-    report.warnings += embeddings_sync.prepare(
+    warnings = embeddings_sync.prepare(
         session.home,
         session.config,
         lock,
@@ -132,6 +160,8 @@ def embeddings_before_commit(
         reporter=session.reporter,
         cache_dir=session.cache.root,
     )
+    for warning in warnings:
+        session.reporter.warn(warning)
 
 
 def embeddings_after_commit(session: Session, report: Report) -> None:
@@ -141,13 +171,15 @@ def embeddings_after_commit(session: Session, report: Report) -> None:
         return
     from ..embeddings import sync as embeddings_sync
 
-    report.warnings += embeddings_sync.finish(
+    warnings = embeddings_sync.finish(
         session.home,
         session.config,
         lock,
         reporter=session.reporter,
         cache_dir=session.cache.root,
     )
+    for warning in warnings:
+        session.reporter.warn(warning)
 
 
 def _group_specs(specs: list[str]) -> dict[str, set[str] | None]:
@@ -326,7 +358,7 @@ def _resolve_specs(
         elif existing is not None:  # same content, damaged tree: repair unless the user edited
             drift = package_drift(session.home, existing)
             if drift.user_changes and not opts.force:
-                report.warnings.append(
+                session.reporter.warn(
                     f"{pid}: left as is, it has local changes ({describe(drift)}); "
                     "--force restores the published files"
                 )
