@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.domain import Domain
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
 
@@ -82,3 +84,9 @@ def cli_inproc(env: dict[str, str], capfd: pytest.CaptureFixture[str]) -> CliRun
     from tests.helpers.inproc import inprocess_runner
 
     return inprocess_runner(capfd)
+
+
+@pytest.fixture
+def domain(env: dict[str, str]) -> Domain:
+    """The install domain in-process on the `env` home (tests/helpers/domain.py)."""
+    return Domain()
