@@ -98,4 +98,3 @@ class Domain:
         kept = [r for r in config.registries if r.name != name]
         config.registries = [*kept, RegistryConfig(name, where, detect_kind(where), trust)]
         config.save()
-
