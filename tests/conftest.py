@@ -49,7 +49,16 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def cli(env: dict[str, str]) -> CliRunner:
     """Run the real CLI in a subprocess: `cli("install", "a/b", check=True)`."""
+    return subprocess_runner(env)
 
+
+@pytest.fixture
+def cli_process(env: dict[str, str]) -> CliRunner:
+    """The subprocess CLI, for the tests of a module whose `cli` runs in-process."""
+    return subprocess_runner(env)
+
+
+def subprocess_runner(env: dict[str, str]) -> CliRunner:
     def run(
         *args: str,
         check: bool = False,
@@ -83,7 +92,7 @@ def cli_inproc(env: dict[str, str], capfd: pytest.CaptureFixture[str]) -> CliRun
     what a verb prints and returns. Stdin, signals and a second process need `cli`."""
     from tests.helpers.inproc import inprocess_runner
 
-    return inprocess_runner(capfd)
+    return inprocess_runner(capfd, env)
 
 
 @pytest.fixture

@@ -15,7 +15,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.conftest import CliRunner
+from tests.conftest import CliRunner, subprocess_runner
+
+# Read once, when ontoskills.limits is imported: a call that sets them needs a new process.
+PROCESS_START_VARIABLES = frozenset({"ONTOSKILLS_MAX_FILE_MB", "ONTOSKILLS_MAX_PACKAGE_MB"})
 
 
 @contextmanager
@@ -32,10 +35,13 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def inprocess_runner(capfd: pytest.CaptureFixture[str]) -> CliRunner:
-    """A `cli`-compatible runner: `run("install", "a/b", check=True)` -> CompletedProcess."""
+def inprocess_runner(capfd: pytest.CaptureFixture[str], env: dict[str, str]) -> CliRunner:
+    """A `cli`-compatible runner: `run("install", "a/b", check=True)` -> CompletedProcess.
+    A call setting a variable read at interpreter start runs in a subprocess instead."""
     from ontoskills.cli import app
     from ontoskills.commands._entry import main
+
+    in_a_process = subprocess_runner(env)
 
     def run(
         *args: str,
@@ -46,6 +52,8 @@ def inprocess_runner(capfd: pytest.CaptureFixture[str]) -> CliRunner:
     ) -> subprocess.CompletedProcess[str]:
         if input is not None:
             raise ValueError("stdin is a subprocess contract: use the `cli` fixture")
+        if PROCESS_START_VARIABLES & set(extra_env or {}):
+            return in_a_process(*args, check=check, extra_env=extra_env, timeout=timeout)
         capfd.readouterr()  # drop anything printed before this call
         code: int | str | None = 0
         with _environ(extra_env or {}):
