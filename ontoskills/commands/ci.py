@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from ..install.lifecycle import ci
-from ..install.operations import InstallOptions, Report
+from ..install.mutation import Report
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run

@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-from ..install.operations import InstallOptions, Report, install
+from ..install.mutation import Report
+from ..install.operations import install
+from ..install.options import InstallOptions
 from ..manifest import Tier
 from . import _context
 from ._context import JsonOpt, QuietOpt

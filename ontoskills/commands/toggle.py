@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import set_enabled
-from ..install.operations import Report
+from ..install.mutation import Report
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run

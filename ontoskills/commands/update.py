@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import update
-from ..install.operations import InstallOptions, Report
+from ..install.mutation import Report
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run

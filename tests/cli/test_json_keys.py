@@ -365,7 +365,7 @@ def test_no_payload_is_copied_from_fields() -> None:
     root = Path(ontoskills.__file__).parent
     reported = [
         "commands",
-        "install/operations.py",
+        "install/mutation.py",
         "install/queries.py",
         "install/state.py",
         "publish/publish.py",

@@ -19,7 +19,9 @@ from ontoskills import lockfile
 from ontoskills.commands._context import AppContext
 from ontoskills.config import load_config
 from ontoskills.install.lifecycle import ci, remove, set_enabled, update
-from ontoskills.install.operations import InstallOptions, Report, install
+from ontoskills.install.mutation import Report
+from ontoskills.install.operations import install
+from ontoskills.install.options import InstallOptions
 from ontoskills.install.queries import DoctorReport, doctor, package_info
 from ontoskills.install.session import Session
 from ontoskills.paths import Home
