@@ -46,6 +46,11 @@ def register(app: typer.Typer) -> None:
 
 
 def render(out: Output, rep: DoctorReport) -> None:
+    for link in rep.planted_links:
+        out.warn(
+            f"{link} is a symlink where ontoskills keeps a folder; every command refuses to "
+            "write through it: remove it"
+        )
     if rep.lock_error:
         out.warn(rep.lock_error)
     for pid, drift in rep.packages.items():

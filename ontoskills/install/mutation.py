@@ -1,6 +1,7 @@
 """The one skeleton every mutating verb runs in: install, ci, update, remove, enable/disable.
 
-    home lock -> repair an interrupted transaction -> load the lock -> the verb's changes,
+    home + lockfile locks -> repair an interrupted transaction (and reference indexes a
+    killed run left behind) -> load the lock -> the verb's changes,
     staged in one Transaction -> one atomic commit of tree + lockfile, or discard ->
     embeddings hooks -> reference indexes (system/index.*.ttl)
 
@@ -21,9 +22,15 @@ from typing import Any
 from ..errors import LockOutdatedError, OntoskillsError, UsageError
 from ..lockfile import LockedPackage, Lockfile, load, package_integrity
 from . import homelock
-from .compat import write_reference_indexes
+from .compat import (
+    clear_reference_indexes_pending,
+    mark_reference_indexes_pending,
+    reference_indexes_pending,
+    write_reference_indexes,
+)
 from .decide import decide
 from .fetch import PackageFetcher
+from .journal import lock_sha
 from .options import InstallOptions
 from .resolve import PackagePlan, check_home_overlap, check_min_trust, plan_from_lock
 from .session import Session, lock_registry_name
@@ -268,21 +275,37 @@ def mutation(
     if verb.reads_registries:
         check_home_overlap(session)
     report = Report(verb.name, session.lockfile_path)
+    note = session.reporter.note
     try:
-        with homelock.hold(session.home, verb.name, on_wait=session.reporter.note):
-            report.recovered = recover(session.home)
+        with (
+            homelock.hold(session.home, verb.name, on_wait=note),
+            homelock.hold_lockfile(session.lockfile_path, on_wait=note),
+        ):
+            report.recovered = recover(session.home, session.lockfile_path)
+            # A run killed after its commit but before both system/index.*.ttl were
+            # rewritten (found by kill_loop.py's kill-at-a-rename iterations): the lock on
+            # disk is the truth, so bring them in step before anything else.
+            if reference_indexes_pending(session.home) and _refresh_reference_indexes(session):
+                report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
             for line in report.recovered:
                 session.reporter.warn(line)
-            lock = load(session.lockfile_path, required=verb.lock_required)
-            m = Mutation(session, verb, opts or InstallOptions(), report, lock)
+            lock_before = lock_sha(session.lockfile_path)
+            mark_reference_indexes_pending(session.home)
             try:
-                yield m
-            finally:
-                if not m.committed:
-                    m.txn.discard()
-            if verb.finish_embeddings:
-                _finish_embeddings(session)
-            _refresh_reference_indexes(session)
+                lock = load(session.lockfile_path, required=verb.lock_required)
+                m = Mutation(session, verb, opts or InstallOptions(), report, lock)
+                try:
+                    yield m
+                finally:
+                    if not m.committed:
+                        m.txn.discard()
+                if verb.finish_embeddings:
+                    _finish_embeddings(session)
+                _refresh_reference_indexes(session)
+            except BaseException:
+                if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
+                    clear_reference_indexes_pending(session.home)
+                raise
     finally:
         session.close()
 
@@ -328,9 +351,11 @@ def _finish_embeddings(session: Session) -> None:
         session.reporter.warn(warning)
 
 
-def _refresh_reference_indexes(session: Session) -> None:
-    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure)."""
+def _refresh_reference_indexes(session: Session) -> bool:
+    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure).
+    True when a file was rewritten."""
     try:
-        write_reference_indexes(session.home, load(session.lockfile_path))
+        return write_reference_indexes(session.home, load(session.lockfile_path))
     except (OSError, OntoskillsError) as exc:
         session.reporter.warn(f"could not refresh system/index.enabled.ttl: {exc}")
+        return False

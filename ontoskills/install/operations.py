@@ -11,7 +11,7 @@ from ..lockfile import LockedPackage
 from ..safety import parse_spec
 from .mutation import INSTALL, Mutation, Report, mutation
 from .options import InstallOptions
-from .resolve import locked_selection, resolve
+from .resolve import check_skills_exist, locked_selection, resolve
 from .session import Session
 
 
@@ -62,8 +62,9 @@ def _resolve_specs(m: Mutation, specs: list[str]) -> None:
             min_trust=opts.min_trust,
             existing=existing,
         )
+        if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
+            check_skills_exist(pid, skills, set(plan.skills))
         for name in skills or ():  # named now (author/pkg/skill): the user wants it served
-            if name in plan.skills:
-                plan.skills[name] = True
+            plan.skills[name] = True
         m.apply(plan, existing, m.stage(plan))
     m.prune_registries()

@@ -219,6 +219,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "stale_lock_owner": None,
         "problems": [None],
         "model_drift": [None],
+        "planted_links": [None],
         **WARNINGS,
     }
     check(doctor, "doctor")
