@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from ..install.lifecycle import ci
-from ..install.operations import InstallOptions
+from ..install.mutation import Report
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -25,9 +26,8 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
         opts = InstallOptions(min_trust=min_trust, frozen=True, strict=strict)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Report:
             with out.reporter() as rep:
-                report = ci(app_ctx.session(rep), opts)
-            render_report(out, report, "ci")
+                return ci(app_ctx.session(rep), opts)
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_report)

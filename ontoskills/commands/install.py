@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-from ..install.operations import InstallOptions, Report, install
+from ..install.mutation import Report
+from ..install.operations import install
+from ..install.options import InstallOptions
 from ..manifest import Tier
 from . import _context
 from ._context import JsonOpt, QuietOpt
@@ -39,21 +41,8 @@ StrictOpt = Annotated[
 ]
 
 
-def render_report(out: Output, report: Report, verb: str) -> None:
-    if out.app.json:
-        out.json(
-            {
-                "command": verb,
-                "lockfile": str(out.app.lockfile),
-                "lock_changed": report.lock_changed,
-                "changes": [c.__dict__ for c in report.changes],
-                "warnings": report.warnings,
-                "recovered": report.recovered,
-            }
-        )
-        return
-    for warning in report.warnings:
-        out.warn(warning)
+def render_report(out: Output, report: Report) -> None:
+    """The text of every mutating verb (its warnings are already on stderr)."""
     for c in report.changes:
         if c.action == "unchanged":
             out.info(f"  {c.package_id} {c.version} already up to date")
@@ -115,9 +104,8 @@ def register(app: typer.Typer) -> None:
             allow_trust_downgrade=allow_trust_downgrade,
         )
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Report:
             with out.reporter() as rep:
-                report = install(app_ctx.session(rep), list(specs or []), opts)
-            render_report(out, report, "install")
+                return install(app_ctx.session(rep), list(specs or []), opts)
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_report)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import remove
+from ..install.mutation import Report
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -24,9 +25,8 @@ def register(app: typer.Typer) -> None:
         """Remove installed packages and their lock entries."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Report:
             with out.reporter() as rep:
-                report = remove(app_ctx.session(rep), packages)
-            render_report(out, report, "remove")
+                return remove(app_ctx.session(rep), packages)
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_report)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import set_enabled
+from ..install.mutation import Report
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -20,11 +21,11 @@ Targets = Annotated[
 def _toggle(ctx: typer.Context, targets: list[str], enabled: bool, json: bool, quiet: bool) -> None:
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
-        report = set_enabled(app_ctx.session(), targets, enabled)
-        render_report(out, report, "enable" if enabled else "disable")
+    def body(out: Output) -> Report:
+        with out.reporter() as rep:
+            return set_enabled(app_ctx.session(rep), targets, enabled)
 
-    run(app_ctx, body)
+    run(app_ctx, body, render_report)
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import update
-from ..install.operations import InstallOptions
+from ..install.mutation import Report
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -41,9 +42,8 @@ def register(app: typer.Typer) -> None:
             strict=strict,
         )
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Report:
             with out.reporter() as rep:
-                report = update(app_ctx.session(rep), list(packages or []), opts)
-            render_report(out, report, "update")
+                return update(app_ctx.session(rep), list(packages or []), opts)
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_report)

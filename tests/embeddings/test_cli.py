@@ -16,6 +16,13 @@ from tests.helpers.fakehub import FakeHub
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _npz(meta: dict[str, object], vectors: object) -> bytes:
     import io
 
