@@ -10,7 +10,7 @@ from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from .install import MinTrustOpt, StrictOpt, render_report
+from .install import MinTrustOpt, StrictOpt, render_report, warm_search_index
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +28,8 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> Report:
             with out.reporter() as rep:
-                return ci(app_ctx.session(rep), opts)
+                report = ci(app_ctx.session(rep), opts)
+                warm_search_index(app_ctx, report, rep)
+                return report
 
         run(app_ctx, body, render_report)

@@ -6,12 +6,14 @@ from typing import Annotated
 
 import typer
 
+from ..errors import OntoskillsError
 from ..install.mutation import Report
 from ..install.operations import install
 from ..install.options import InstallOptions
 from ..manifest import Tier
+from ..progress import Reporter
 from . import _context
-from ._context import JsonOpt, QuietOpt
+from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 
 MinTrustOpt = Annotated[
@@ -69,6 +71,29 @@ def render_report(out: Output, report: Report) -> None:
                 out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
 
 
+def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
+    """Build the search index now when the home has an encoder and the tree changed.
+
+    Its first build encodes every skill's description (seconds per hundred skills: 18 s for
+    the 626 of the full registry), and without this the first `search`, or the first MCP
+    call of a server an agent just started, paid for it. A failure here loses nothing (the
+    index is derived data; the next search builds it), so it is a warning, not an error.
+    """
+    if not report.lock_changed and all(c.action == "unchanged" for c in report.changes):
+        return
+    from ..lockfile import load
+
+    try:
+        if load(app.lockfile).embeddings is None:
+            return
+        from ..search.service import SkillService  # numpy, pyoxigraph: only on this path
+
+        rep.stage("indexing the installed skills for search")
+        SkillService(app.home, app.lockfile, app.config).refresh()
+    except OntoskillsError as exc:
+        rep.warn(f"search index not built now ({exc.message}); the first search builds it")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("install")
     def install_cmd(
@@ -106,6 +131,8 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> Report:
             with out.reporter() as rep:
-                return install(app_ctx.session(rep), list(specs or []), opts)
+                report = install(app_ctx.session(rep), list(specs or []), opts)
+                warm_search_index(app_ctx, report, rep)
+                return report
 
         run(app_ctx, body, render_report)

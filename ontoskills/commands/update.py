@@ -18,6 +18,7 @@ from .install import (
     MinTrustOpt,
     StrictOpt,
     render_report,
+    warm_search_index,
 )
 
 
@@ -44,6 +45,8 @@ def register(app: typer.Typer) -> None:
 
         def body(out: Output) -> Report:
             with out.reporter() as rep:
-                return update(app_ctx.session(rep), list(packages or []), opts)
+                report = update(app_ctx.session(rep), list(packages or []), opts)
+                warm_search_index(app_ctx, report, rep)
+                return report
 
         run(app_ctx, body, render_report)
