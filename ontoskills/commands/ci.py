@@ -5,12 +5,10 @@ from __future__ import annotations
 import typer
 
 from ..install.lifecycle import ci
-from ..install.mutation import Report
 from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import MinTrustOpt, StrictOpt, render_report, warm_search_index
+from .install import MinTrustOpt, StrictOpt, run_mutation
 
 
 def register(app: typer.Typer) -> None:
@@ -26,10 +24,4 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
         opts = InstallOptions(min_trust=min_trust, frozen=True, strict=strict)
 
-        def body(out: Output) -> Report:
-            with out.reporter() as rep:
-                report = ci(app_ctx.session(rep), opts)
-                warm_search_index(app_ctx, report, rep)
-                return report
-
-        run(app_ctx, body, render_report)
+        run_mutation(app_ctx, lambda s: ci(s, opts), warm=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ from ..errors import OntoskillsError
 from ..install.mutation import Report
 from ..install.operations import install
 from ..install.options import InstallOptions
+from ..install.session import Session
 from ..manifest import Tier
 from ..progress import Reporter
 from . import _context
@@ -71,6 +73,22 @@ def render_report(out: Output, report: Report) -> None:
                 out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
 
 
+def run_mutation(
+    app: AppContext, action: Callable[[Session], Report], *, warm: bool = False
+) -> None:
+    """Run a mutating verb's domain call with a progress reporter and render its report;
+    `warm`: then build the search index (install, ci, update: the verbs that fetch)."""
+
+    def body(out: Output) -> Report:
+        with out.reporter() as rep:
+            report = action(app.session(rep))
+            if warm:
+                warm_search_index(app, report, rep)
+            return report
+
+    run(app, body, render_report)
+
+
 def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
     """Build the search index now when the home has an encoder and the tree changed.
 
@@ -129,10 +147,4 @@ def register(app: typer.Typer) -> None:
             allow_trust_downgrade=allow_trust_downgrade,
         )
 
-        def body(out: Output) -> Report:
-            with out.reporter() as rep:
-                report = install(app_ctx.session(rep), list(specs or []), opts)
-                warm_search_index(app_ctx, report, rep)
-                return report
-
-        run(app_ctx, body, render_report)
+        run_mutation(app_ctx, lambda s: install(s, list(specs or []), opts), warm=True)

@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import remove
-from ..install.mutation import Report
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import render_report
+from .install import run_mutation
 
 
 def register(app: typer.Typer) -> None:
@@ -25,8 +23,4 @@ def register(app: typer.Typer) -> None:
         """Remove installed packages and their lock entries."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Report:
-            with out.reporter() as rep:
-                return remove(app_ctx.session(rep), packages)
-
-        run(app_ctx, body, render_report)
+        run_mutation(app_ctx, lambda s: remove(s, packages))

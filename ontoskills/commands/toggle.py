@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import set_enabled
-from ..install.mutation import Report
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import render_report
+from .install import run_mutation
 
 Targets = Annotated[
     list[str], typer.Argument(help="author/pkg (all its skills) or author/pkg/skill")
@@ -21,11 +19,7 @@ Targets = Annotated[
 def _toggle(ctx: typer.Context, targets: list[str], enabled: bool, json: bool, quiet: bool) -> None:
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> Report:
-        with out.reporter() as rep:
-            return set_enabled(app_ctx.session(rep), targets, enabled)
-
-    run(app_ctx, body, render_report)
+    run_mutation(app_ctx, lambda s: set_enabled(s, targets, enabled))
 
 
 def register(app: typer.Typer) -> None:

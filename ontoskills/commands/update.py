@@ -7,18 +7,15 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import update
-from ..install.mutation import Report
 from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
 from .install import (
     AllowDowngradeOpt,
     ForceOpt,
     MinTrustOpt,
     StrictOpt,
-    render_report,
-    warm_search_index,
+    run_mutation,
 )
 
 
@@ -43,10 +40,4 @@ def register(app: typer.Typer) -> None:
             strict=strict,
         )
 
-        def body(out: Output) -> Report:
-            with out.reporter() as rep:
-                report = update(app_ctx.session(rep), list(packages or []), opts)
-                warm_search_index(app_ctx, report, rep)
-                return report
-
-        run(app_ctx, body, render_report)
+        run_mutation(app_ctx, lambda s: update(s, list(packages or []), opts), warm=True)
