@@ -321,7 +321,7 @@ def install_breakdown(
     registry: Path, packages: list[str], work: Path
 ) -> list[tuple[str, float, int]]:
     from ontoskills import fsutil, lockfile
-    from ontoskills.install import compat, fetch, operations, transaction
+    from ontoskills.install import compat, fetch, mutation, operations, transaction
 
     timers = Timers()
     timers.wrap(fetch.PackageFetcher, "_fetch_into", "fetch: copy + sha256 (incl. realpath)")
@@ -333,7 +333,7 @@ def install_breakdown(
     timers.wrap(os, "fsync", "fsync (files and folders)")
     timers.wrap(transaction.Transaction, "commit", "commit (swap + lock write)")
     timers.wrap(lockfile, "parse", "lock parse (TOML)")
-    timers.wrap(operations, "write_reference_indexes", "reference indexes")
+    timers.wrap(mutation, "write_reference_indexes", "reference indexes")
     timers.wrap(operations, "resolve", "resolve (manifests)")
     del fsutil, compat
     try:

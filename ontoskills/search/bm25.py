@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class BM25Index:
         body_weight: float = BODY_WEIGHT,
     ) -> None:
         self.size = len(docs)
-        self._typo: dict[str, set[str]] | None = None
+        self._typo: dict[str, tuple[str, ...]] | None = None
         self._typo_terms: set[str] | None = None
         header, header_df = _field(docs, k1, b) if docs else ({}, Counter())
         body = {} if bodies is None or not docs else _field(bodies, k1, b)[0]
@@ -167,12 +168,16 @@ class BM25Index:
             raise ValueError("duplicate BM25 terms")
         return index
 
-    def _typo_index(self) -> dict[str, set[str]]:
+    def _typo_index(self) -> dict[str, tuple[str, ...]]:
         if self._typo is None:
-            index: dict[str, set[str]] = {}
+            index: dict[str, Any] = {}
             for term in self.typo_terms:
                 for d in _deletes(term) | {term}:
                     index.setdefault(d, set()).add(term)
+            # Kept as tuples (in place, each set freed as its tuple is made): nearly every key
+            # names one or two terms, and a small set costs ~4x a tuple.
+            for d, near in index.items():
+                index[d] = tuple(near)
             self._typo = index  # benign race: same value from any thread
         return self._typo
 
@@ -185,7 +190,7 @@ class BM25Index:
         index = self._typo_index()
         near: set[str] = set(index.get(term, ()))
         for d in _deletes(term):
-            near |= index.get(d, set())
+            near.update(index.get(d, ()))
             if d in self.typo_terms:
                 near.add(d)
         return [(t, TYPO_WEIGHT / max(1, len(near))) for t in sorted(near)]
