@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 import numpy as np
 
@@ -257,28 +257,29 @@ def _vocab(model: Any) -> int:
     return min(rows) if rows else 2
 
 
-def main(argv: list[str]) -> int:
-    """SRC: the rewritten model on stdout (exit 0), or why not on stderr (exit
-    NOTHING_TO_DO): nothing to rewrite, or the result does not reproduce SRC. Reads only."""
+def main(argv: list[str], out: BinaryIO, err: TextIO) -> int:
+    """SRC: the rewritten model on `out` (exit 0), or why not on `err` (exit NOTHING_TO_DO):
+    nothing to rewrite, or the result does not reproduce SRC. Reads only. `out` and `err` are
+    the pipes `optimized_model` reads (this runs as its child), never a user's terminal."""
     import onnx
 
     model = onnx.load(argv[0])
     if rewrite(model) == 0:
-        sys.stderr.write("nothing to rewrite\n")
+        err.write("nothing to rewrite\n")
         return NOTHING_TO_DO
     data = model.SerializeToString()
     try:
         cos = probe_cosine(Path(argv[0]), data, _vocab(model))
     except Exception as exc:  # e.g. an onnxruntime without 8-bit MatMulNBits
-        sys.stderr.write(f"onnxruntime refused it: {exc}\n")
+        err.write(f"onnxruntime refused it: {exc}\n")
         return NOTHING_TO_DO
     if not cos >= PROBE_COSINE:
-        sys.stderr.write(f"probe cosine {cos:.6f} < {PROBE_COSINE}\n")
+        err.write(f"probe cosine {cos:.6f} < {PROBE_COSINE}\n")
         return NOTHING_TO_DO
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    out.write(data)
+    out.flush()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], sys.stdout.buffer, sys.stderr))
