@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -38,11 +38,23 @@ from ..manifest import tier_rank
 from ..search import MAX_TOP_K
 from . import answers, skills_ext
 
+if TYPE_CHECKING:
+    from ..catalog.live import LiveCatalog
+
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
 
 TOOL_NAME = "ontoskill"
 SCHEMA_URI = "ontology://schema"
+RESOURCES_PAGE = 200
+SCHEMA_RESOURCE = types.Resource(
+    uri=SCHEMA_URI,
+    name="ontology-schema",
+    title="OntoSkills ontology schema",
+    description="How to read a skill with the tool (search, overview, parts) and the classes "
+    "and properties the installed skills use (compact JSON).",
+    mime_type="application/json",
+)
 MAX_QUERY_CHARS = 16_384
 
 TOOL_DESCRIPTION = (
@@ -103,6 +115,8 @@ class Service(Protocol):
     def schema(self) -> dict[str, Any]: ...
     @property
     def problems(self) -> list[str]: ...
+    @property
+    def catalog(self) -> LiveCatalog[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -278,26 +292,26 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             log.exception("ontoskill(%r) failed", q[:200])
             return _error_result("internal error while answering; see the server log")
 
+    skills = skills_ext.Skills(options.min_trust)
+
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        # The schema, then every served skill's SKILL.md (a host can offer them to pick).
+        start = _cursor(params.cursor if params else None)
+        listed = [SCHEMA_RESOURCE, *await _call_or_error(holder, skills.skill_resources)]
+        page = listed[start : start + RESOURCES_PAGE]
+        more = start + RESOURCES_PAGE < len(listed)
         return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=SCHEMA_URI,
-                    name="ontology-schema",
-                    title="OntoSkills ontology schema",
-                    description="How to read a skill with the tool (search, overview, parts) "
-                    "and the classes and properties the installed skills use (compact JSON).",
-                    mime_type="application/json",
-                )
-            ]
+            resources=page, next_cursor=str(start + RESOURCES_PAGE) if more else None
         )
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[skills_ext.TEMPLATE])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[skills_ext.TEMPLATE, skills_ext.FILE_TEMPLATE]
+        )
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -311,9 +325,8 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             )
             return types.ReadResourceResult(contents=[contents])
         if uri.startswith(skills_ext.SCHEME):
-            text = await _call_or_error(holder, skills_ext.read_text, uri, options.min_trust)
-            contents = types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
-            return types.ReadResourceResult(contents=[contents])
+            result: types.ReadResourceResult = await _call_or_error(holder, skills.read, uri)
+            return result
         raise MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}")
 
     server: Server[Any] = Server(
@@ -328,7 +341,8 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         ),
         cache_hints={
             "tools/list": CacheHint(ttl_ms=3_600_000, scope="public"),
-            "resources/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+            # Skills are installed and removed live: the SKILL.md list is only briefly fresh.
+            "resources/list": CacheHint(ttl_ms=5_000, scope="public"),
             "resources/templates/list": CacheHint(ttl_ms=3_600_000, scope="public"),
             # Installs are picked up live, so reads are only briefly fresh.
             "resources/read": CacheHint(ttl_ms=5_000, scope="public"),
@@ -339,10 +353,18 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
     )
-    skills_ext.install(
-        server, lambda fn, *args: _call_or_error(holder, fn, *args), options.min_trust
-    )
+    skills_ext.install(server, lambda fn, *args: _call_or_error(holder, fn, *args), skills)
     return server
+
+
+def _cursor(cursor: str | None) -> int:
+    try:
+        start = int(cursor) if cursor else 0
+    except ValueError:
+        start = -1
+    if start < 0:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
+    return start
 
 
 async def _call_or_error(holder: ServiceHolder, fn: Callable[..., T], *args: Any) -> T:
