@@ -14,8 +14,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pyoxigraph
-
 from .. import jsonio, limits
 from ..errors import (
     FormatError,
@@ -29,7 +27,7 @@ from ..lockfile import LockedFile
 from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
-from ..skillheader import parse_turtle
+from ..skillheader import parse_turtle, readable_text
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
 
@@ -38,20 +36,6 @@ from .resolve import PackagePlan, PlannedFile
 _NAME_ERRNOS = frozenset(
     {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EILSEQ, errno.EINVAL}
 )
-
-
-def _texts(quads: list[pyoxigraph.Quad]) -> list[str]:
-    """Literal values and IRIs of every triple, down into RDF 1.2 triple terms (`<<( s p o
-    )>>`, which Turtle parses too); iterative, so a deeply nested term cannot overflow."""
-    out: list[str] = []
-    stack: list[object] = [t for q in quads for t in (q.subject, q.predicate, q.object)]
-    while stack:
-        term = stack.pop()
-        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode)):
-            out.append(term.value)
-        elif isinstance(term, pyoxigraph.Triple):
-            stack.extend((term.subject, term.predicate, term.object))
-    return out
 
 
 class PackageFetcher:
@@ -152,13 +136,8 @@ class PackageFetcher:
     def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
         path = root.joinpath(*relpath.split("/"))
         data = path.read_bytes()
-        # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
-        # then do we pay for looking at every literal.
         quads = parse_turtle(data, f"{package_id}: {relpath}")  # the one reader; exit 4
-        escaped = b"\\u" in data or b"\\U" in data
-        literals = _texts(quads) if escaped else []  # escapes decoded
-        text = data.decode("utf-8", "replace")
-        self._report_hidden(package_id, relpath, text + "\n".join(literals))
+        self._report_hidden(package_id, relpath, readable_text(data, quads))
 
     def _check_json_text(self, package_id: str, root: Path, relpath: str) -> None:
         """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
