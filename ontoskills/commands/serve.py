@@ -74,6 +74,13 @@ def register(app: typer.Typer) -> None:
                 "--allow-origin", help="http: another browser Origin to accept. Repeatable."
             ),
         ] = None,
+        prompts: Annotated[
+            bool,
+            typer.Option(
+                "--prompts",
+                help="Also one prompt per served skill (clients show prompts as slash commands).",
+            ),
+        ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", help="Debug logs on stderr.")] = False,
     ) -> None:
         """Run the MCP server (stdio for Claude Code, Cursor, VS Code, Codex...; or HTTP)."""
@@ -113,7 +120,9 @@ def register(app: typer.Typer) -> None:
 
                 return SkillService(home, lockfile, config, verify=verify)
 
-            options = ServeOptions(min_trust=min_trust, mode=mode, context_budget=budget)
+            options = ServeOptions(
+                min_trust=min_trust, mode=mode, context_budget=budget, prompts=prompts
+            )
             if transport == Transport.HTTP:
                 from ..server.http import HttpOptions, check_options, serve_http
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -36,7 +37,8 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
 from ..search import MAX_TOP_K
-from . import answers, skills_ext
+from . import answers, prompts, skills_ext
+from .notices import Notices
 
 if TYPE_CHECKING:
     from ..catalog.live import LiveCatalog
@@ -111,6 +113,7 @@ class Service(Protocol):
     def context(self, key: str) -> Any: ...
     def resolve_context(self, q: str) -> tuple[str, str | None] | None: ...
     def skill_answer(self, key: str, part: str | None = None, *, budget: int = ...) -> Any: ...
+    def disclosure(self, key: str, budget: int = ...) -> Any: ...
     def skills(self, *, min_trust: str | None = None) -> list[Any]: ...
     def schema(self) -> dict[str, Any]: ...
     @property
@@ -124,6 +127,7 @@ class ServeOptions:
     min_trust: str | None = None
     mode: str = "auto"
     context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one skill answer (text + JSON)
+    prompts: bool = False  # one prompt per served skill (`serve --prompts`)
 
 
 class ToolInputError(Exception):
@@ -139,10 +143,22 @@ class ServiceHolder:
         self._retry = anyio.Lock()
         self._service: Service | None = None
         self._error: OntoskillsError | None = None
+        self._count = threading.Lock()
+        self.generation = 0  # +1 per catalog load: clients are told about reloads (notices.py)
+        self.served = 0  # skills served by the last load
+
+    def _loaded(self, service: Service) -> None:
+        with self._count:
+            self.generation += 1
+            self.served = len(service.skills())
+
+    def problems(self) -> list[str]:
+        return list(self._service.problems) if self._service is not None else []
 
     async def _load(self, *, first: bool) -> None:
         try:
             self._service = await anyio.to_thread.run_sync(self._factory)
+            self._loaded(self._service)
             for problem in self._service.problems:
                 log.warning("not served (failed verification): %s", problem)
             log.info("serving %d installed skills", len(self._service.skills()))
@@ -185,7 +201,8 @@ class ServiceHolder:
         service = await self.get()
 
         def work() -> T:
-            service.refresh()
+            if service.refresh():
+                self._loaded(service)
             return fn(service, *args)
 
         return await anyio.to_thread.run_sync(work)
@@ -291,8 +308,39 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         except Exception:
             log.exception("ontoskill(%r) failed", q[:200])
             return _error_result("internal error while answering; see the server log")
+        finally:
+            await notices.flush(ctx, holder)
 
     skills = skills_ext.Skills(options.min_trust)
+    notices = Notices()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        cursor = params.cursor if params else None
+        result: types.ListPromptsResult = await _call_or_error(
+            holder, prompts.list_prompts, options, cursor
+        )
+        return result
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            result: types.GetPromptResult = await _call_or_error(
+                holder, prompts.get_prompt, options, params.name, params.arguments
+            )
+            return result
+        finally:
+            await notices.flush(ctx, holder)
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        result: types.CompleteResult = await _call_or_error(
+            holder, prompts.complete, skills, options.min_trust, params
+        )
+        return result
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -325,9 +373,12 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             )
             return types.ReadResourceResult(contents=[contents])
         if uri.startswith(skills_ext.SCHEME):
-            result: types.ReadResourceResult = await _call_or_error(holder, skills.read, uri)
+            try:
+                result: types.ReadResourceResult = await _call_or_error(holder, skills.read, uri)
+            finally:
+                await notices.flush(ctx, holder)
             return result
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}")
+        raise skills_ext.not_found(uri)
 
     server: Server[Any] = Server(
         "ontoskills",
@@ -344,6 +395,7 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             # Skills are installed and removed live: the SKILL.md list is only briefly fresh.
             "resources/list": CacheHint(ttl_ms=5_000, scope="public"),
             "resources/templates/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+            "prompts/list": CacheHint(ttl_ms=5_000, scope="public"),
             # Installs are picked up live, so reads are only briefly fresh.
             "resources/read": CacheHint(ttl_ms=5_000, scope="public"),
         },
@@ -352,7 +404,13 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
+    # logging/setLevel through add_request_handler: the constructor's on_set_logging_level
+    # warns that 2026-07-28 removed it; handshake-era clients still use it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, notices.set_level)
     skills_ext.install(server, lambda fn, *args: _call_or_error(holder, fn, *args), skills)
     return server
 

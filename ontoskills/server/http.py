@@ -24,7 +24,6 @@ import ipaddress
 import logging
 import signal
 import socket
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -232,5 +231,4 @@ async def _announce(userver: Any, sock: socket.socket) -> None:
         await anyio.sleep(0.02)
     host, port = sock.getsockname()[:2]
     # Tests and scripts read this line (port 0 picks a free port).
-    print(f"ontoskills serve: listening on http://{_bracket(host)}:{port}{PATH}", file=sys.stderr)
-    sys.stderr.flush()
+    log.info("listening on http://%s:%s%s", _bracket(host), port, PATH)

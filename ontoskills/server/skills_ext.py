@@ -69,6 +69,13 @@ def invalid(message: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message)
 
 
+def not_found(uri: str) -> MCPError:
+    """-32602 naming the URI in `data.uri` too (SEP-2164)."""
+    return MCPError(
+        code=types.INVALID_PARAMS, message=f"Resource not found: {uri}", data={"uri": uri}
+    )
+
+
 class Skills:
     """One `SkillFS` per service (built on first use), and the extension's answers."""
 
@@ -123,7 +130,7 @@ class Skills:
         if served is None or f is None:
             if served is not None and found is not None and _is_dir(served, found[1]):
                 raise invalid(f"{uri} is a directory; list it with resources/directory/read")
-            raise invalid(f"Resource not found: {uri}")
+            raise not_found(uri)
         data = fs.read(served, f)
         return types.ReadResourceResult(contents=[_contents(served.file_uri(f.path), f, data)])
 
@@ -166,14 +173,14 @@ class Skills:
 
     def _children(self, fs: SkillFS, uri: str) -> list[types.Resource]:
         if not uri.startswith(SCHEME) or uri.endswith("/"):
-            raise invalid(f"Resource not found: {uri}")
+            raise not_found(uri)
         found = fs.locate(uri)
         if found is not None:
             served = fs.served(found[0])
             if not _is_dir(served, found[1]):
                 if served.file(found[1]) is not None:
                     raise invalid(f"{uri} is not a directory resource")
-                raise invalid(f"Resource not found: {uri}")
+                raise not_found(uri)
             return _dir_listing(served, found[1])
         # An organizational prefix: skill://author or skill://author/pkg.
         prefix = uri[len(SCHEME) :]
@@ -185,7 +192,7 @@ class Skills:
             if depth <= 2 and "/".join(root[:depth]) == prefix:
                 below.setdefault(SCHEME + "/".join(root[: depth + 1]))
         if not below:
-            raise invalid(f"Resource not found: {uri}")
+            raise not_found(uri)
         return [
             types.Resource(uri=child, name=child.rsplit("/", 1)[1], mime_type=DIRECTORY)
             for child in sorted(below)
