@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..server import clients
+from ..server import mcpconfig as clients
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
