@@ -168,7 +168,10 @@ async def _plain(
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before serving so a busy port is a clear error."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only when
+    # the listening socket says TCP, and without it every answer (headers, then body) waited
+    # ~40 ms for the client's delayed ACK (Nagle): 44 ms per call instead of ~2.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))

@@ -226,3 +226,23 @@ def test_sigterm_mid_request_finishes_it_and_exits_0(
             assert reply["id"] == 2 and len(reply["result"]["skills"]) == 20
         with pytest.raises(httpx.ConnectError):
             httpx.post(server.url, json=init, headers=head, timeout=5)
+
+
+def test_listening_socket_says_tcp_so_answers_are_not_delayed() -> None:
+    """asyncio sets TCP_NODELAY on accepted connections only when the listening socket's
+    proto is IPPROTO_TCP; with proto 0 every answer waited ~40 ms for a delayed ACK."""
+    import socket
+
+    from ontoskills.server.http import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+        client = socket.create_connection(sock.getsockname()[:2])
+        sock.listen()
+        conn, _ = sock.accept()
+        assert conn.proto == socket.IPPROTO_TCP  # what asyncio checks before setting NODELAY
+        conn.close()
+        client.close()
+    finally:
+        sock.close()
