@@ -238,8 +238,8 @@ def test_listening_socket_says_tcp_so_answers_are_not_delayed() -> None:
     sock = bind("127.0.0.1", 0)
     try:
         assert sock.proto == socket.IPPROTO_TCP
-        client = socket.create_connection(sock.getsockname()[:2])
         sock.listen()
+        client = socket.create_connection(sock.getsockname()[:2])
         conn, _ = sock.accept()
         assert conn.proto == socket.IPPROTO_TCP  # what asyncio checks before setting NODELAY
         conn.close()
