@@ -354,3 +354,33 @@ def test_frontmatter_reads_back_exactly(value: str) -> None:
     front = {"name": "x", "description": value, "metadata": {"k": value, value or "e": "v"}}
     text = frontmatter_text(front)
     assert yaml.safe_load(text.split("---\n")[1]) == front
+
+
+def test_local_skills_are_hashed_from_disk_and_follow_edits(installed: Path) -> None:
+    folder = installed / "ontologies/my-skills/release_notes"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "ontoskill.ttl").write_text(
+        "@prefix dcterms: <http://purl.org/dc/terms/> .\n"
+        "@prefix oc: <https://ontoskills.sh/ontology#> .\n"
+        'oc:skill_local_notes a oc:Skill ; dcterms:identifier "release_notes" ;\n'
+        '  oc:hasDescription "Write release notes" .\n'
+    )
+    template = folder / "templates/notes.md"
+    template.write_bytes(b"# notes v1\n")
+    uri = "skill://local/my-skills/release-notes/SKILL.md"  # the id breaks the naming rule
+    file_uri = "skill://local/my-skills/release-notes/templates/notes.md"
+
+    async def body(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        send = sdk_request(client)
+        first = (await send("skills/get", {"uri": uri}))["skill"]
+        template.write_bytes(b"# notes v2, longer\n")  # a stat change: the catalog reloads
+        second = (await send("skills/get", {"uri": uri}))["skill"]
+        read = await send("resources/read", {"uri": file_uri})
+        assert read["contents"][0]["text"] == "# notes v2, longer\n"
+        return first, second
+
+    first, second = drive(installed, "legacy", body)
+    digests = [{r["uri"]: r["digest"] for r in e["resources"]} for e in (first, second)]
+    assert digests[0][file_uri] == "sha256:" + hashlib.sha256(b"# notes v1\n").hexdigest()
+    assert digests[1][file_uri] == "sha256:" + hashlib.sha256(b"# notes v2, longer\n").hexdigest()
+    assert first["frontmatter"]["metadata"]["original-name"] == "release_notes"
