@@ -367,7 +367,9 @@ class SkillFS:
         """The bytes of one listed file, checked against its listed digest and size."""
         if f.disk is not None:
             return read_verified(f)
-        rec = self.names().records[served.key]
+        rec = self.names().records.get(served.key)
+        if rec is None:  # removed or disabled since the entry was made
+            raise ChangedError(f"{served.uri} is no longer served", hint="call skills/list again")
         installed = [x for x in served.files if x.disk is not None]
         data = self._render(served.key, served.fingerprint, rec, served.frontmatter, installed)
         body = data.get(f.path)
