@@ -38,6 +38,25 @@ _NAME_ERRNOS = frozenset(
 )
 
 
+def _changed(package_id: str, f: PlannedFile, what: str) -> IntegrityError:
+    """A file whose bytes are not the ones recorded for it; the hint depends on who recorded
+    them. The lock: the registry changed since (or was tampered with), and `update` accepts
+    the new content. The manifest itself: the registry contradicts its own publish, and
+    `update` would read the same manifest and fail the same way, so it is not the next step."""
+    head = f"{package_id}: {f.path} {what}"
+    if f.from_lock:
+        return IntegrityError(
+            f"{head} (tampered or changed upstream since it was locked)",
+            hint="nothing was installed; if the change is legitimate run "
+            "`ontoskills update` to accept the new content",
+        )
+    return IntegrityError(
+        f"{head} in its manifest (the registry serves other bytes than it published)",
+        hint="nothing was installed; the registry is inconsistent or tampered with: "
+        "report it to its maintainers, or install from another registry",
+    )
+
+
 class PackageFetcher:
     def __init__(self, source: Source, cache: Cache, *, parallel: int, strict: bool) -> None:
         self.source = source
@@ -116,16 +135,15 @@ class PackageFetcher:
                 sha, size = self.source.fetch_to(relpath, dest, max_bytes=limit)
             except LimitExceededError:
                 if f.sha256:  # the registry serves more bytes than were published/locked
-                    raise IntegrityError(
-                        f"{plan.package_id}: {f.path} is larger than its recorded size {f.size}"
+                    raise _changed(
+                        plan.package_id, f, f"is larger than its recorded size {f.size}"
                     ) from None
                 raise
             if f.sha256 and sha != f.sha256:
-                raise IntegrityError(
-                    f"{plan.package_id}: {f.path} has sha256 {sha[:12]}…, expected "
-                    f"{f.sha256[:12]}… (tampered or changed upstream)",
-                    hint="nothing was installed; if the change is legitimate run "
-                    "`ontoskills update` to accept the new content",
+                raise _changed(
+                    plan.package_id,
+                    f,
+                    f"has sha256 {sha[:12]}…, expected {f.sha256[:12]}…",
                 )
             if not self.source.is_local:
                 self.cache.store_blob(sha, dest)
