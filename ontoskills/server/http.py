@@ -38,6 +38,7 @@ log = logging.getLogger("ontoskills.server")
 DEFAULT_PORT = 8765
 PATH = "/mcp"
 GRACE = 5  # seconds in-flight requests get after SIGTERM (docker stop waits 10)
+KEEP_ALIVE = 75  # seconds an idle connection stays open
 MIN_TOKEN = 16  # characters: a guessable token on a network is no token
 TOKEN_ENV = "ONTOSKILLS_SERVE_TOKEN"
 
@@ -211,6 +212,10 @@ async def serve_http(
         access_log=http.verbose,
         lifespan="on",
         timeout_graceful_shutdown=GRACE,
+        # uvicorn closes an idle keep-alive connection after 5 s by default; a client that
+        # reuses it at that moment gets a reset (seen with 100 sessions on a loaded box).
+        # Clients hold their pooled connections longer: so do we (nginx's default).
+        timeout_keep_alive=KEEP_ALIVE,
         # The SDK streams answers as server-sent events; keep-alive pings are its business.
     )
     userver = uvicorn.Server(config)

@@ -183,6 +183,9 @@ def test_tampered_file_is_not_served_and_reported_on_stderr(
     else:
         assert "acme/devtools/reviewing" not in served
         assert "reviewing/ontoskill.ttl" in stderr, stderr
+        # ... and the client is told too (logging capability: warnings by default).
+        told = [n for n in raw.notifications if n["method"] == "notifications/message"]
+        assert any("reviewing/ontoskill.ttl" in str(n["params"]["data"]) for n in told)
     for line in raw.raw:
         assert _is_jsonrpc(json.loads(line))
 
