@@ -13,6 +13,7 @@ from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 if TYPE_CHECKING:
     from ..publish.verify import VerifyReport
@@ -37,9 +38,6 @@ def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> Source:
 
 
 def render_verify(out: Output, report: VerifyReport) -> None:
-    if out.app.json:
-        out.json({"command": "registry verify", **report.as_json()})
-        return
     for f in report.findings:
         where = f"{f.package}: " if f.package else ""
         line = f"[{f.code}] {where}{f.message}"
@@ -79,21 +77,23 @@ def register_into(registry_app: typer.Typer) -> None:
         """Create a new registry (index.json, README, packages/; a git repo unless --no-git)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             from ..publish import gitops
             from ..publish.registry import check_new_registry_folder, init_registry
 
             check_new_registry_folder(path)
             author = None if no_git else gitops.author_for(None, author_name, author_email)
             commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
-            if app_ctx.json:
-                out.json({"command": "registry init", "path": str(path), "commit": commit})
-            else:
-                out.success(
-                    f"created registry {path}" + (f" (commit {commit[:12]})" if commit else "")
-                )
+            return Doc({"command": "registry init", "path": str(path), "commit": commit})
 
-        run(app_ctx, body)
+        def text(out: Output, doc: Doc) -> None:
+            commit = doc.payload["commit"]
+            out.success(
+                f"created registry {doc.payload['path']}"
+                + (f" (commit {commit[:12]})" if commit else "")
+            )
+
+        run(app_ctx, body, text)
 
     @registry_app.command("verify")
     def verify_cmd(
@@ -105,7 +105,7 @@ def register_into(registry_app: typer.Typer) -> None:
         """Check every index entry, manifest, module and file hash of a registry."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> VerifyReport:
             from ..publish.verify import verify_registry
 
             source = open_for_verify(app_ctx, location, out)
@@ -116,8 +116,8 @@ def register_into(registry_app: typer.Typer) -> None:
                     report = verify_registry(source, rep, local)
             finally:
                 source.close()
-            render_verify(out, report)
             if not report.ok:
-                raise typer.Exit(IntegrityError.exit_code)
+                out.result.exit_code = IntegrityError.exit_code
+            return report
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_verify)
