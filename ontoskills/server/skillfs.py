@@ -204,7 +204,12 @@ class SkillFS:
         if key is None or not self.visible(names, key):
             return None
         rest = parts[3] if len(parts) == 4 else ""
-        path = unquote(rest, errors="strict") if rest else ""
+        try:
+            path = unquote(rest, errors="strict") if rest else ""
+        except UnicodeDecodeError:  # `%ff`: no file we list has such a name
+            return None
+        # Only the canonical form we list: `..`, `%2e%2e`, `%2f`, `SKILL%2Emd` are not it, so
+        # no dot segment or encoded slash reaches a lookup (which is by listed path anyway).
         if rest and quote(path, safe="/") != rest:
             return None
         return key, path
