@@ -103,9 +103,13 @@ def test_busy_port_is_a_usage_error(cli: CliRunner, serve_env: dict[str, str]) -
         assert server.stop() == 0
 
 
-def test_token_on_a_non_loopback_bind(installed: Path, serve_env: dict[str, str]) -> None:
+@pytest.mark.parametrize("verbose", [False, True])  # --verbose: access log + SDK debug logs
+def test_token_on_a_non_loopback_bind(
+    installed: Path, serve_env: dict[str, str], verbose: bool
+) -> None:
     env = {**serve_env, "ONTOSKILLS_SERVE_TOKEN": TOKEN}
-    with HttpServer(env, "--host", "0.0.0.0") as server:
+    flags = ["--verbose"] if verbose else []
+    with HttpServer(env, "--host", "0.0.0.0", *flags) as server:
         url = server.url.replace("0.0.0.0", "127.0.0.1")
         head = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -130,6 +134,8 @@ def test_token_on_a_non_loopback_bind(installed: Path, serve_env: dict[str, str]
         anyio.run(body)
         assert server.stop() == 0
         assert TOKEN not in server.stderr and "wrong-token" not in server.stderr
+        if verbose:  # the logs were on: they just never carry a header
+            assert '"POST /mcp HTTP/1.1" 401' in server.stderr
 
 
 def test_one_process_serves_100_concurrent_sessions(
