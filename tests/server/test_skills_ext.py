@@ -384,3 +384,53 @@ def test_local_skills_are_hashed_from_disk_and_follow_edits(installed: Path) -> 
     assert digests[0][file_uri] == "sha256:" + hashlib.sha256(b"# notes v1\n").hexdigest()
     assert digests[1][file_uri] == "sha256:" + hashlib.sha256(b"# notes v2, longer\n").hexdigest()
     assert first["frontmatter"]["metadata"]["original-name"] == "release_notes"
+
+
+def test_part_files_are_the_tools_parts(skills_home: Path) -> None:
+    """One split, two renderers: every part a reader of the `ontoskill` tool is offered (the
+    overview's parts, and the subsections a part lists by id instead of inlining them) is a
+    generated file of the skill's directory, and a part that names no other holds the same
+    text in both."""
+    key = "acme/docs/pdf"
+    root = "skill://acme/docs/pdf/references-generated/"
+
+    async def body(client: Client) -> tuple[dict[str, str], dict[str, str]]:
+        send = sdk_request(client)
+
+        async def tool(q: str) -> dict[str, Any]:
+            return await send("tools/call", {"name": "ontoskill", "arguments": {"q": q}})
+
+        overview = await tool(key)
+        assert not overview["structuredContent"]["complete"]
+        todo = [p["id"] for p in overview["structuredContent"]["parts"]]
+        answers: dict[str, str] = {}
+        while todo:
+            pid = todo.pop()
+            if pid in answers:
+                continue
+            answer = await tool(f"{key}#{pid}")
+            assert answer["structuredContent"]["pages"] == 1  # the fixture's parts fit a page
+            answers[pid] = answer["content"][0]["text"]
+            if pid != "index":  # the index names every nested part; others list theirs
+                todo += re.findall(r"`#([a-z0-9-]+)`", answers[pid])
+        entry = (await send("skills/get", {"uri": f"skill://{key}/SKILL.md"}))["skill"]
+        files = {}
+        for r in entry["resources"]:
+            if r["uri"].startswith(root):
+                read = await send("resources/read", {"uri": r["uri"]})
+                files[r["uri"].removeprefix(root).removesuffix(".md")] = read["contents"][0]["text"]
+        return answers, files
+
+    answers, files = drive(skills_home, "legacy", body)
+    assert len(answers) >= 10 and set(files) == set(answers)
+    same = 0
+    for pid, text in answers.items():
+        header, _, rest = text.partition("\n\n")
+        assert header.startswith(f"{key}#{pid}"), header
+        rest = re.sub(r"\n+end of #[^\n]*\s*$", "", rest)  # the tool's "where next" line
+        # Parts that name files or other parts differ in how: absolute paths and `#id` in
+        # the tool, links relative to the skill in the directory (bytes free of the home).
+        if pid not in ("about", "index") and "`#" not in rest:
+            assert files[pid].strip() == rest.strip(), pid
+            same += 1
+    assert same >= len(answers) // 2
