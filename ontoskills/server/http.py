@@ -11,8 +11,8 @@ transport, one process for many sessions (a devcontainer, a team, a remote agent
   must carry `Authorization: Bearer <token>` (compared in constant time; 401 otherwise, with
   `WWW-Authenticate: Bearer`). On loopback the token is optional, and enforced when set. The
   token is never logged or echoed.
-* **Size.** A POST body over MAX_BODY (1 MiB) is refused with 413 before the SDK reads it
-  (the SDK would buffer any size); uvicorn bounds the request line and headers.
+* **Size.** A POST body over MAX_BODY (1 MiB) is refused with 413 (the SDK's limit, set
+  lower than its 4 MiB default); uvicorn bounds the request line and headers.
 * **Shutdown.** SIGTERM or SIGINT stops accepting connections, lets in-flight requests finish
   (up to GRACE seconds; past that they are cancelled and the client sees the connection
   close), ends the sessions and exits 0.
@@ -42,9 +42,9 @@ PATH = "/mcp"
 GRACE = 5  # seconds in-flight requests get after SIGTERM (docker stop waits 10)
 KEEP_ALIVE = 75  # seconds an idle connection stays open
 MIN_TOKEN = 16  # characters: a guessable token on a network is no token
-# The SDK reads a POST body whole, without a limit. Our largest request (a `q` of 16,384
-# characters, each at most a 12-byte surrogate-pair escape, plus the `_meta` envelope) is
-# under 256 KB: 1 MiB leaves room and keeps one client from filling the server's memory.
+# The SDK refuses a POST body over this with 413 (its default: 4 MiB). Our largest request
+# (a `q` of 16,384 characters, each at most a 12-byte surrogate-pair escape, plus the `_meta`
+# envelope) is under 256 KB: 1 MiB leaves room and bounds what one request can hold.
 MAX_BODY = 1024 * 1024
 TOKEN_ENV = "ONTOSKILLS_SERVE_TOKEN"
 
@@ -112,7 +112,7 @@ def security_settings(options: HttpOptions) -> Any:
 
 
 class Guard:
-    """Outer ASGI layer: the bearer token (when set), the body limit, and `/healthz`."""
+    """Outer ASGI layer: the bearer token (when set), and `/healthz`."""
 
     def __init__(self, app: ASGIApp, token: str | None, hosts: list[str]) -> None:
         self.app = app
@@ -137,14 +137,6 @@ class Guard:
                 [(b"www-authenticate", b'Bearer realm="ontoskills"')],
             )
             return
-        if scope.get("method") == "POST":
-            body = await _read_body(headers, receive)
-            if body is None:
-                await _plain(
-                    send, 413, f"Request body over {MAX_BODY} bytes\n".encode(), close=True
-                )
-                return
-            receive = _replay(body, receive)
         await self.app(scope, receive, send)
 
     def _authorized(self, header: bytes) -> bool:
@@ -153,42 +145,6 @@ class Guard:
         # Compare in constant time, whatever the header holds (a timing oracle on the
         # token's prefix is how such checks leak).
         return hmac.compare_digest(value.strip(), self.token) and scheme.lower() == b"bearer"
-
-
-async def _read_body(headers: dict[bytes, bytes], receive: Any) -> bytes | None:
-    """The request's body, or None when it is (or announces itself) over MAX_BODY: refused
-    before it is read, or as soon as the chunks received pass the limit."""
-    declared = headers.get(b"content-length", b"0")
-    if not declared.isdigit() or int(declared) > MAX_BODY:  # uvicorn rejects non-numbers
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # the client went away: an empty body
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    """A `receive` that hands the app the body already read, then the client's events."""
-    sent = False
-
-    async def replayed() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        message: dict[str, Any] = await receive()
-        return message
-
-    return replayed
 
 
 def _host_ok(host: str, allowed: str) -> bool:
@@ -204,7 +160,6 @@ async def _plain(
     status: int,
     body: bytes,
     headers: list[tuple[bytes, bytes]] | None = None,
-    close: bool = False,
 ) -> None:
     await send(
         {
@@ -214,8 +169,6 @@ async def _plain(
                 (b"content-type", b"text/plain; charset=utf-8"),
                 (b"content-length", str(len(body)).encode()),
                 *(headers or []),
-                # An unread body leaves the connection unusable: uvicorn closes it.
-                *([(b"connection", b"close")] if close else []),
             ],
         }
     )
@@ -247,6 +200,7 @@ def build_app(holder: ServiceHolder, options: ServeOptions, http: HttpOptions) -
     settings = security_settings(http)
     app = server.streamable_http_app(
         streamable_http_path=PATH,
+        max_request_body_size=MAX_BODY,
         transport_security=settings,
         host=http.host,
     )

@@ -84,7 +84,7 @@ def test_huge_and_malformed_http_requests(installed: Path, serve_env: dict[str, 
                 **HEAD,
                 "mcp-session-id": raw.session_id or "",
                 "mcp-protocol-version": "2025-11-25",
-            }  # noqa: E501
+            }
             too_big = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"' + b"a" * MAX_BODY
             resp = await client.post(url, content=too_big, headers=head)
             assert resp.status_code == 413
@@ -110,7 +110,7 @@ def test_huge_and_malformed_http_requests(installed: Path, serve_env: dict[str, 
             try:
                 resp = await client.post(
                     url, content=b"{}", headers={**head, "x-big": "h" * 200_000}
-                )  # noqa: E501
+                )
                 assert resp.status_code in (400, 431)
             except (httpx.ReadError, httpx.RemoteProtocolError):
                 pass
