@@ -239,3 +239,39 @@ def test_print_shows_the_yaml_and_http_forms(cli: CliRunner, dirs: tuple[Path, P
         "bearer_token_env_var": "T",
     }
     assert not where(dirs, "~/.codex/config.toml").exists()
+
+
+def launch_of(entry: dict[str, Any]) -> tuple[str, list[str], dict[str, str]]:
+    """The command, arguments and environment a client starts from our stdio entry."""
+    command = entry.get("command") or entry.get("cmd")
+    if isinstance(command, list):  # opencode: one array
+        command, args = command[0], command[1:]
+    else:
+        args = entry["args"]
+    env = entry.get("env") or entry.get("envs") or entry.get("environment") or {}
+    return command, list(args), dict(env)
+
+
+@pytest.mark.parametrize("client", sorted(DOCS))
+def test_the_written_entry_starts_a_working_server(
+    cli: CliRunner, dirs: tuple[Path, Path], installed: Path, client: str
+) -> None:
+    """What the client does with the entry: start it (with the client's environment, which
+    has no ONTOSKILLS_HOME: the entry must name the home) and ask the tool a question."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    doc = DOCS[client]
+    scope = next(iter(doc["files"]))
+    run(cli, dirs, "--client", client, f"--{scope}")
+    entry = load(where(dirs, doc["files"][scope]))[doc["key"]]["ontoskills"]
+    command, args, env = launch_of(entry)
+    user, _ = dirs
+    params = StdioServerParameters(command=command, args=args, env={"HOME": str(user), **env})
+
+    async def main() -> str:
+        async with Client(params) as client_session:
+            found = await client_session.call_tool("ontoskill", {"q": "debug failing tests"})
+            return str(found.structured_content["results"][0]["skill"])
+
+    assert anyio.run(main) == "acme/devtools/debugging"
