@@ -35,6 +35,7 @@ from ..embeddings.encoder import Encoder
 from ..embeddings.model import load_encoder, model_identity
 from ..embeddings.vectors import derived_identity
 from ..errors import OntoskillsError
+from ..lockfile import Lockfile
 from ..paths import Home
 from .local import local_skill_files
 from .lockcache import load_lock
@@ -103,6 +104,7 @@ class View(Generic[IndexT]):
     index: IndexT
     encoder: EncoderSlot
     rebuilt: bool  # made from the tree (True) or read back from the snapshot
+    lock: Lockfile  # the lock this view was made from (per-file hashes: the Skills extension)
 
 
 class LiveCatalog(Generic[IndexT]):
@@ -168,7 +170,7 @@ class LiveCatalog(Generic[IndexT]):
         data = load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
         index = self._index(data, False) if data is not None else None
         if data is not None and index is not None:
-            return View(signature, data, index, slot, rebuilt=False)
+            return View(signature, data, index, slot, rebuilt=False, lock=lock)
         # No snapshot, or one whose stored index does not fit: rebuild from the tree (the
         # body text an index is made of is not in the snapshot).
         from .loader import build_catalog  # pyoxigraph: only when building
@@ -182,4 +184,4 @@ class LiveCatalog(Generic[IndexT]):
             raise AssertionError("an index built from the tree must not be None")
         if data.records or data.problems:  # an empty home stays untouched
             save_snapshot(self.home.derived_dir, key, data)
-        return View(signature, data, index, slot, rebuilt=True)
+        return View(signature, data, index, slot, rebuilt=True, lock=lock)
