@@ -36,6 +36,7 @@ from ..embeddings.encoder import Encoder
 from ..embeddings.model import load_encoder, model_identity
 from ..embeddings.vectors import derived_identity
 from ..errors import OntoskillsError
+from ..lockfile import Lockfile
 from ..paths import Home
 from .local import local_skill_files
 from .lockcache import load_lock
@@ -112,6 +113,7 @@ class View(Generic[IndexT]):
     index: IndexT
     encoder: EncoderSlot
     rebuilt: bool  # made from the tree (True) or read back from the snapshot
+    lock: Lockfile  # the lock this view was made from (per-file hashes: the Skills extension)
 
 
 class LiveCatalog(Generic[IndexT]):
@@ -191,7 +193,7 @@ class LiveCatalog(Generic[IndexT]):
         data = load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
         index = self._index(data, False) if data is not None else None
         if data is not None and index is not None:
-            return View(signature, data, index, slot, rebuilt=False)
+            return View(signature, data, index, slot, rebuilt=False, lock=lock)
         if data is None and self._rebuild is not None:
             ran = self._rebuild()
             data = (
@@ -201,7 +203,7 @@ class LiveCatalog(Generic[IndexT]):
             )
             index = self._index(data, False) if data is not None else None
             if data is not None and index is not None:
-                return View(signature, data, index, slot, rebuilt=True)
+                return View(signature, data, index, slot, rebuilt=True, lock=lock)
             if ran and old is not None:
                 # The child saw another tree, or one being changed (nothing saved): keep
                 # serving `old` and try again later rather than build here.
@@ -220,7 +222,7 @@ class LiveCatalog(Generic[IndexT]):
             raise AssertionError("an index built from the tree must not be None")
         if (data.records or data.problems) and self._settled(signature):
             save_snapshot(self.home.derived_dir, key, data)  # an empty home stays untouched
-        return View(signature, data, index, slot, rebuilt=True)
+        return View(signature, data, index, slot, rebuilt=True, lock=lock)
 
     def _settled(self, signature: Signature) -> bool:
         """Whether what was just built is the tree of `signature` and may be saved under its
