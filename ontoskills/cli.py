@@ -73,6 +73,10 @@ def root(
     allow_insecure_http: Annotated[
         bool, typer.Option("--allow-insecure-http", help="Allow plain http:// registries.")
     ] = False,
+    require_signed: Annotated[
+        bool,
+        typer.Option("--require-signed", help="Refuse registries without signed (TUF) metadata."),
+    ] = False,
     json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less output.")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="Disable colors.")] = False,
@@ -86,6 +90,7 @@ def root(
         registry_arg=registry,
         offline=offline,
         allow_insecure_http=allow_insecure_http,
+        require_signed=require_signed,
         json=json,
         quiet=quiet,
         no_color=no_color,

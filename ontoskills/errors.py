@@ -15,6 +15,7 @@ EXIT_INTEGRITY = 4
 EXIT_NETWORK = 5
 EXIT_AUTH = 6
 EXIT_NOT_FOUND = 7
+EXIT_SIGNATURE = 8
 EXIT_INTERRUPTED = 130
 
 
@@ -112,6 +113,46 @@ class VersionConflictError(UsageError):
 
 class ConfusableNameError(TrustError):
     """A new package name is too close to an existing one (typosquatting guard)."""
+
+
+class TargetMismatchError(IntegrityError):
+    """A file of a signed registry is not the signed target (tampered, or not signed at all)."""
+
+
+# Signed registries (TUF, docs/SECURITY.md): the registry's signed metadata was refused.
+# One exit code for the family, one class (and message) per attack class.
+class SignatureError(OntoskillsError):
+    """Signed metadata failed verification: bad or too few signatures, or a broken chain."""
+
+    exit_code = EXIT_SIGNATURE
+
+
+class ThresholdError(SignatureError):
+    """Metadata lacks the threshold of valid signatures of its role's keys."""
+
+
+class RollbackError(SignatureError):
+    """Metadata older than what this machine already trusts (rollback / stale mirror)."""
+
+
+class FreezeError(SignatureError):
+    """Expired metadata: the registry stopped refreshing it, or old metadata is replayed."""
+
+
+class MixAndMatchError(SignatureError):
+    """Metadata files from different states of the registry served together."""
+
+
+class MetadataLimitError(SignatureError):
+    """A metadata file larger than its bound (endless-data attack)."""
+
+
+class RootChainError(SignatureError):
+    """The registry's root does not chain to the root we trust (configured, or in the lock)."""
+
+
+class UnsignedRegistryError(SignatureError):
+    """An unsigned registry where a signed one is required (require_signed, or it was signed)."""
 
 
 # Every error gets a hint line (docs/CLI.md): this one for a path of the wrong kind and the rest.

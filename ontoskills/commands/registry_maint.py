@@ -14,6 +14,16 @@ from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 
+KeysOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--keys",
+        metavar="DIR",
+        help="Private keys folder (outside the registry; default "
+        "$ONTOSKILLS_HOME/keys/<registry>; or ONTOSKILLS_KEYS_DIR).",
+    ),
+]
+
 if TYPE_CHECKING:
     from ..publish.verify import VerifyReport
 
@@ -73,6 +83,23 @@ def register_into(registry_app: typer.Typer) -> None:
             bool,
             typer.Option("--sparse", help="Also serve a per-package index (large registries)."),
         ] = False,
+        signed: Annotated[
+            bool, typer.Option("--signed", help="Sign it: TUF metadata, new ed25519 keys.")
+        ] = False,
+        keys: KeysOpt = None,
+        threshold: Annotated[
+            list[str] | None,
+            typer.Option("--threshold", metavar="ROLE=N", help="Keys a role needs (default 1)."),
+        ] = None,
+        expires: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--expires", metavar="ROLE=DURATION", help="Lifetime of a role's metadata."
+            ),
+        ] = None,
+        bins: Annotated[
+            int, typer.Option("--bins", help="Hashed bins for the targets (a power of two).")
+        ] = 16,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -81,16 +108,40 @@ def register_into(registry_app: typer.Typer) -> None:
 
         def body(out: Output) -> None:
             from ..publish import gitops
-            from ..publish.registry import check_new_registry_folder, init_registry
+            from ..publish.registry import SignedInit, check_new_registry_folder, init_registry
 
             check_new_registry_folder(path)
             author = None if no_git else gitops.author_for(None, author_name, author_email)
-            commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
+            sign = None
+            if signed:
+                from ..signing.keys import resolve_keys_dir
+                from ..signing.repo import Policy
+
+                policy = Policy.from_options(threshold or [], expires or [], bins)
+                sign = SignedInit(resolve_keys_dir(keys, path), policy)
+            elif threshold or expires or keys:
+                raise UsageError("--keys, --threshold and --expires go with --signed")
+            commit = init_registry(path, git=not no_git, author=author, sparse=sparse, signed=sign)
+            written = sign.written if sign is not None else None
             if app_ctx.json:
-                out.json({"command": "registry init", "path": str(path), "commit": commit})
-            else:
-                out.success(
-                    f"created registry {path}" + (f" (commit {commit[:12]})" if commit else "")
+                doc: dict[str, object] = {
+                    "command": "registry init",
+                    "path": str(path),
+                    "commit": commit,
+                }
+                if written is not None:
+                    doc["keys_dir"] = str(written.keys_dir)
+                    doc["keyids"] = written.keyids
+                out.json(doc)
+                return
+            out.success(f"created registry {path}" + (f" (commit {commit[:12]})" if commit else ""))
+            if written is not None:
+                out.info(f"  private keys in {written.keys_dir} (never commit them):")
+                for role, ids in written.keyids.items():
+                    out.info(f"    {role}: {', '.join(ids)}")
+                out.info(
+                    f"  clients pin {path / 'metadata' / 'root.json'} with "
+                    "`ontoskills registry add NAME URL --root root.json`"
                 )
 
         run(app_ctx, body)

@@ -133,7 +133,10 @@ class PackageFetcher:
             except LimitExceededError:
                 if f.sha256:  # the registry serves more bytes than were published/locked
                     raise IntegrityError(
-                        f"{plan.package_id}: {f.path} is larger than its recorded size {f.size}"
+                        f"{plan.package_id}: {f.path} is larger than its recorded size {f.size} "
+                        "(tampered or changed upstream)",
+                        hint="nothing was installed; if the change is legitimate run "
+                        "`ontoskills update` to accept the new content",
                     ) from None
                 raise
             if f.sha256 and sha != f.sha256:

@@ -56,6 +56,7 @@ class PackagePlan:
     with_embeddings: bool
     commit: str | None = None  # git registries: the commit every file is read from
     index_sha256: str | None = None
+    root_keys: tuple[str, ...] | None = None  # signed registry: its trusted root's key ids
     warnings: list[str] = field(default_factory=list)
     unresolved_deps: list[str] = field(default_factory=list)
 
@@ -66,6 +67,8 @@ class PackagePlan:
             url=self.registry.url,
             commit=self.commit,
             index_sha256=None if self.commit else self.index_sha256,
+            signed=self.root_keys is not None,
+            root_keys=self.root_keys or (),
         )
 
 
@@ -162,7 +165,7 @@ def resolve(
     reg, entry = session.find_package(package_id, registries)
     check_overlap(session.home.root, reg)
     snap = session.snapshot(reg)
-    src = session.source(reg)
+    src = session.index_source(reg)  # a signed registry verifies the manifest and listing
     raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
     manifest = parse_manifest(
         raw, source=f"{reg.name}: {entry.manifest_path}", expected_id=package_id
@@ -180,6 +183,7 @@ def resolve(
         with_embeddings=with_embeddings,
         commit=snap.commit,
         index_sha256=snap.sha256,
+        root_keys=session.opened(reg).root_keys,
     )
     if manifest.declared_tier and manifest.declared_tier != entry.trust_tier:
         # the store's quirk 3 (a package naming its own tier), not a registry's trust cap
@@ -207,6 +211,7 @@ def resolve(
         }
     if not with_embeddings:
         files = {p: f for p, f in files.items() if not _is_embedding(p, manifest)}
+    _pin_to_signed_targets(src, entry.package_root, files)
     files[MANIFEST] = PlannedFile(MANIFEST, sha256_bytes(raw), len(raw), False)
     _check_limits(package_id, list(files.values()))
     plan.files = [files[p] for p in sorted(files)]
@@ -218,6 +223,16 @@ def resolve(
         for s in chosen
     }
     return plan
+
+
+def _pin_to_signed_targets(src: object, root: str, files: dict[str, PlannedFile]) -> None:
+    """Signed registry: every file's expected hash and size is its signed target's, so the
+    fetch (cache hit or download) installs only what the maintainers signed."""
+    expect = getattr(src, "expect", None)  # signing.client.VerifiedSource
+    if expect is None:
+        return
+    for f in files.values():
+        f.sha256, f.size = expect(f"{root}/{f.path}" if root else f.path, f.sha256, f.size)
 
 
 def _candidate_files(
@@ -270,6 +285,11 @@ def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) ->
     """A frozen plan: exactly the locked files, from the locked registry (and commit)."""
     config = session.registry_for_lock(reg)
     check_overlap(session.home.root, config)
+    exp = session.expectation(config)
+    if exp.expects_signed or exp.require_signed:
+        # ci / --frozen: files come pinned by the lock, but the registry's root must still
+        # chain to the one the lock recorded (and its metadata be current and untampered).
+        session.opened(config)
     return PackagePlan(
         package_id=pkg.id,
         registry=config,
@@ -282,4 +302,5 @@ def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) ->
         with_embeddings=pkg.with_embeddings,
         commit=pkg.commit,
         index_sha256=reg.index_sha256,
+        root_keys=reg.root_keys if reg.signed else None,
     )

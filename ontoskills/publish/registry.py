@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import jsonio, limits
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import parse_index
 from . import gitops
+
+if TYPE_CHECKING:
+    from ..signing.admin import KeysWritten
+    from ..signing.repo import Policy
 
 INDEX = "index.json"
 ENTRY_KEYS = ("package_id", "trust_tier", "source_kind", "manifest_path")
@@ -75,13 +80,28 @@ def check_new_registry_folder(path: Path) -> None:
         raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
 
 
+@dataclass
+class SignedInit:
+    """`registry init --signed`: where the new private keys go and the TUF policy."""
+
+    keys_dir: Path
+    policy: Policy
+    written: KeysWritten | None = None  # filled in: key files and ids (never key material)
+
+
 def init_registry(
-    path: Path, *, git: bool = True, author: gitops.Author | None = None, sparse: bool = False
+    path: Path,
+    *,
+    git: bool = True,
+    author: gitops.Author | None = None,
+    sparse: bool = False,
+    signed: SignedInit | None = None,
 ) -> str | None:
     """Create an empty registry; returns the initial commit (None without git).
 
     `sparse` also writes the per-package index (`index/config.json`, docs/SCALING.md), which
-    `publish` then keeps in step, so clients fetch one small file per package."""
+    `publish` then keeps in step, so clients fetch one small file per package. `signed` adds
+    TUF metadata (`metadata/`, docs/SECURITY.md) signed with new keys kept outside."""
     check_new_registry_folder(path)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path / INDEX, index_bytes([]))
@@ -94,12 +114,18 @@ def init_registry(
         from ..sources.sparse import write_sparse_index
 
         write_sparse_index(path)
+    if signed is not None:
+        from ..signing.admin import create, tree_targets
+        from ..signing.repo import write_files
+
+        files, signed.written = create(path, signed.keys_dir, signed.policy, tree_targets(path))
+        write_files(path, files)
     if not git:
         return None
     repo = gitops.init_repo(path)
     return gitops.commit_paths(
         repo,
-        [INDEX, "README.md", *(["index"] if sparse else [])],
+        [INDEX, "README.md", *(["index"] if sparse else []), *(["metadata"] if signed else [])],
         "Initialize OntoSkills registry",
         author or gitops.author_for(repo),
     )
