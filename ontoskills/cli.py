@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "outdated",
     "doctor",
     "cache",
+    "lock",
     "registry",
     "search",
     "show",
