@@ -96,7 +96,8 @@ def list_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False)
         for r in regs:
             trust = f"  trust ≤ {r.trust}" if r.trust else ""
             default = "  (default)" if not cfg.registries else ""
-            out.stdout(f"{r.name}\t{r.kind}\t{r.url}{trust}{default}")
+            signed = f"  signed (root {r.root})" if r.root else ""
+            out.stdout(f"{r.name}\t{r.kind}\t{r.url}{trust}{signed}{default}")
 
     run(app_ctx, body)
 

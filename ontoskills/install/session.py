@@ -145,6 +145,9 @@ class Session:
         raise NotFoundError(f"package {package_id} not found in registry {names}", hint=hint)
 
     def close(self) -> None:
+        for opened in self._opened.values():
+            opened.release()
+        self._opened.clear()
         for src in self._sources.values():
             src.close()
         self._sources.clear()

@@ -15,15 +15,16 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from tuf.api import exceptions as tufx
 from tuf.api.metadata import Metadata, Root, TargetFile
 from tuf.ngclient import Updater, UpdaterConfig
 from tuf.ngclient.fetcher import FetcherInterface
 
-from .. import limits
+from .. import envvars, limits
 from ..errors import (
     AuthError,
+    BusyError,
     FreezeError,
     LimitExceededError,
     MetadataLimitError,
@@ -88,10 +89,14 @@ class SourceFetcher(FetcherInterface):
         self.last = rel
         try:
             return self.source.read(rel, max_bytes=max_length)
-        except (NotFoundError, AuthError) as exc:
-            # 404 (or S3's 403) for the next root version ends the rotation walk.
-            status = 404 if isinstance(exc, NotFoundError) else 403
-            raise tufx.DownloadHTTPError(str(exc), status) from None
+        except NotFoundError as exc:
+            # 404 for the next root version ends the rotation walk; for another file it is
+            # missing metadata (a SignatureError once translated).
+            raise tufx.DownloadHTTPError(str(exc), 404) from None
+        except AuthError as exc:
+            if _ROOT_VERSION.match(rel):  # S3 answers 403 for a missing key
+                raise tufx.DownloadHTTPError(str(exc), 403) from None
+            raise  # refused credentials stay exit 6
         except LimitExceededError:
             raise _TooLarge(rel, max_length) from None
         except NetworkError:
@@ -181,7 +186,17 @@ class SignedRegistry:
         state_dir.mkdir(parents=True, exist_ok=True)
         self.fetcher = SourceFetcher(source)
         self._lock = threading.Lock()
+        self._targets: dict[str, TargetFile | None] = {}
+        # One process at a time updates this state (held until close(): a command is short,
+        # and the home lock already serializes installs).
         self._file_lock = FileLock(str(state_dir) + ".lock")
+        try:
+            self._file_lock.acquire(timeout=envvars.get(envvars.LOCK_TIMEOUT))
+        except Timeout:
+            raise BusyError(
+                f"another ontoskills process is updating the signed metadata of {self.name}",
+                hint="wait for it, or raise ONTOSKILLS_LOCK_TIMEOUT",
+            ) from None
         with self._guard("metadata/root.json"):
             self.updater = Updater(
                 metadata_dir=str(state_dir),
@@ -199,8 +214,14 @@ class SignedRegistry:
             self.updater.refresh()
 
     def target(self, relpath: str) -> TargetFile | None:
-        with self._guard(""):
-            return self.updater.get_targetinfo(relpath)
+        if relpath not in self._targets:
+            with self._guard(""):
+                self._targets[relpath] = self.updater.get_targetinfo(relpath)
+        return self._targets[relpath]
+
+    def close(self) -> None:
+        if self._file_lock.is_locked:
+            self._file_lock.release(force=True)
 
     def trusted_root(self) -> Metadata[Root]:
         """The newest root ngclient verified (root.json links to it in the state dir)."""
@@ -215,8 +236,8 @@ class SignedRegistry:
 
 
 class _Guard:
-    """One ngclient call at a time (threads and processes sharing the state dir); its
-    exceptions translated, ours (network, auth, deadline) passed through."""
+    """One ngclient call at a time (threads); its exceptions translated, ours (network,
+    auth, deadline) passed through."""
 
     def __init__(self, reg: SignedRegistry, what: str) -> None:
         self.reg = reg
@@ -224,10 +245,8 @@ class _Guard:
 
     def __enter__(self) -> None:
         self.reg._lock.acquire()
-        self.reg._file_lock.acquire()
 
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
-        self.reg._file_lock.release()
         self.reg._lock.release()
         if exc is None or isinstance(exc, (OntoskillsError, KeyboardInterrupt)):
             return
@@ -358,4 +377,5 @@ class VerifiedSource:
         return kept
 
     def close(self) -> None:
+        self.signed.close()
         self.inner.close()

@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import (
-    AuthError,
     LimitExceededError,
     MetadataLimitError,
-    NetworkError,
     NotFoundError,
     UnsignedRegistryError,
 )
@@ -43,12 +41,25 @@ class Opened:
     source: Source  # a VerifiedSource when signed
     root_keys: tuple[str, ...] | None  # the trusted root's root key ids; None: unsigned
 
+    def release(self) -> None:
+        """Let go of the verified state (its lock); the plain source is closed by its owner."""
+        signed = getattr(self.source, "signed", None)
+        if signed is not None:
+            signed.close()
+
 
 def latest_root(source: Source, exp: Expectation) -> bytes | None:
-    """metadata/root.json, or None when the registry is not signed."""
+    """metadata/root.json, or None when the registry is not signed.
+
+    A registry we know to be signed is read with retries, and any failure is the error shown.
+    Otherwise it is a probe (one attempt; a 404, an S3-style 403, a host that answers 5xx for
+    unknown paths or a cold --offline cache all mean "unsigned", as for the sparse index),
+    so an unsigned registry costs one small request and never fails because of the probe."""
     try:
-        return source.read(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
-    except (NotFoundError, AuthError):  # S3 answers 403 for a missing key
+        if exp.expects_signed:
+            return source.read(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
+        return source.probe(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
+    except NotFoundError:
         return None
     except LimitExceededError:
         raise MetadataLimitError(
@@ -56,13 +67,6 @@ def latest_root(source: Source, exp: Expectation) -> bytes | None:
             "(endless-data attack?)",
             hint="nothing was installed; tell the registry's maintainers",
         ) from None
-    except NetworkError:
-        # --offline: an unsigned registry's 404 is never cached. Only a registry we know to be
-        # signed needs the file; the offline miss is then the error to show.
-        offline = getattr(getattr(source, "options", None), "offline", False)
-        if offline and not exp.expects_signed:
-            return None
-        raise
 
 
 def open_registry(

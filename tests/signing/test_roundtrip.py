@@ -264,3 +264,24 @@ def _client(cli: CliRunner, env: dict[str, str], signed: Signed, tmp_path: Path)
     client.add()
     client.cli("install", "acme/tools", check=True)
     return client
+
+
+def test_ci_refuses_a_registry_replaced_with_a_new_root(
+    cli: CliRunner, env: dict[str, str], tmp_path: Path, git_author: None
+) -> None:
+    """The host is taken over: same URL, same package, a fresh root and keys. A fresh CI
+    machine (no config, no state) has only the lock: its root keys are on no root there."""
+    signed = make_signed(tmp_path / "m")
+    signed.publish("acme/tools")
+    client = _client(cli, env, signed, tmp_path)
+    lock_before = (client.home / "ontoskills.lock").read_bytes()
+    shutil.rmtree(signed.root)
+    shutil.rmtree(signed.keys)
+    evil = make_signed(tmp_path / "m")
+    evil.publish("acme/tools")
+    shutil.rmtree(client.home / "state")
+    (client.home / "config.toml").unlink()
+    proc = cli("ci")
+    assert proc.returncode == EXIT_SIGNATURE, proc.stderr
+    assert "no root of the registry has the root keys recorded in the lock" in proc.stderr
+    assert (client.home / "ontoskills.lock").read_bytes() == lock_before
