@@ -21,7 +21,8 @@ How it counts:
 - MCP answer: chars of text + compact structuredContent JSON of the `ontoskill` search
   answer (top_k 5, auto mode) over the queries that are searches (p50 / p90 / max).
 - --calibrate prints the confidence evidence of every negative and of the weakest
-  positives (search/confidence.py reads these values), per mode.
+  positives (search/confidence.py reads these values), per mode;
+  benchmarks/confidence_cv.py fits the rule's constants with cross-validation.
 """
 
 from __future__ import annotations
@@ -124,16 +125,18 @@ def calibrate(service: SkillService, queries: list[dict], mode: str) -> None:
         meaning = None if cos is None else cos - confidence.UNKNOWN_COSINE * ranking.unknown
         words = ranking.coverage - ranking.unknown
         key = meaning if meaning is not None else words
-        rows.append((key, "NEG" if not q["expect"] else "pos", meaning, words, q["q"]))
+        agree = "agree" if confidence.agree(ranking) else ""
+        rows.append((key, "NEG" if not q["expect"] else "pos", meaning, words, agree, q["q"]))
     rows.sort(key=lambda r: r[0])
     print(
         f"  [{mode}] negatives, then the 12 weakest positives (meaning = cosine - "
-        f"{confidence.UNKNOWN_COSINE} * unknown, words = coverage - unknown):"
+        f"{confidence.UNKNOWN_COSINE} * unknown, words = coverage - unknown, agree = BM25 "
+        f"first and semantic top {confidence.AGREE_SEMANTIC_RANK}):"
     )
     weak = [r for r in rows if r[1] == "pos"][:12]
-    for _, kind, meaning, words, text in [r for r in rows if r[1] == "NEG"] + weak:
+    for _, kind, meaning, words, agree, text in [r for r in rows if r[1] == "NEG"] + weak:
         m = "-" if meaning is None else f"{meaning:.3f}"
-        print(f"    {kind} meaning {m:>6} words {words:6.3f}  {text[:70]}")
+        print(f"    {kind} meaning {m:>6} words {words:6.3f} {agree:5}  {text[:64]}")
 
 
 def home_for(work: Path, name: str, registry: Path, model: Path) -> Home:

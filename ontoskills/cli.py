@@ -13,6 +13,7 @@ import typer
 
 from . import __version__
 from .commands._context import AppContext
+from .commands._output import writing_stdout
 
 # Order here is the order in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -49,7 +50,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        sys.stdout.write(f"ontoskills {__version__}\n")
+        with writing_stdout():  # `ontoskills --version | head -0` ends quietly (exit 141)
+            sys.stdout.write(f"ontoskills {__version__}\n")
         raise typer.Exit(0)
 
 

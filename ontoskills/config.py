@@ -38,7 +38,7 @@ import tomli_w
 from . import envvars, limits
 from .choices import Choice
 from .errors import ConfigError
-from .fsutil import atomic_write_text
+from .fsutil import atomic_write_through
 from .manifest import LOCAL_TIER, Tier
 from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
 from .safety import is_valid_name
@@ -169,7 +169,8 @@ class Config:
         return data
 
     def save(self) -> None:
-        atomic_write_text(self.path, tomli_w.dumps(self.to_toml()))
+        # the user's file: a symlinked config.toml (dotfiles) is written through, kept a link
+        atomic_write_through(self.path, tomli_w.dumps(self.to_toml()).encode("utf-8"))
 
 
 def default_registry() -> RegistryConfig:

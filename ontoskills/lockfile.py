@@ -18,8 +18,8 @@ from typing import Any
 import tomli_w
 
 from . import limits
-from .errors import LockFormatError, LockMissingError
-from .fsutil import atomic_write_bytes
+from .errors import LockFormatError, LockMissingError, UnsafePathError
+from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, Tier
 from .safety import check_relpath, is_valid_name, split_package_id
 
@@ -177,7 +177,9 @@ def dump(lock: Lockfile, lock_dir: Path) -> bytes:
 
 
 def write(lock: Lockfile, path: Path) -> None:
-    atomic_write_bytes(path, dump(lock, path.parent))
+    """Atomic; a symlinked lockfile stays a link and its target is replaced (the user's file).
+    Installs write the lock inside their transaction (install/transaction.py), the same way."""
+    atomic_write_through(path, dump(lock, path.parent))
 
 
 def _err(path: Path, msg: str) -> LockFormatError:
@@ -207,6 +209,15 @@ def _files(raw: object, path: Path, where: str) -> list[LockedFile]:
 
 
 def parse(text: str, path: Path) -> Lockfile:
+    """A validated Lockfile; every problem, unsafe paths and names included, is a
+    LockFormatError (exit 3, docs/LOCKFILE.md): the lock is the user's file, not a registry's."""
+    try:
+        return _parse(text, path)
+    except UnsafePathError as exc:  # its message names the file already: say it once
+        raise _err(path, exc.message.replace(f" in {path}", "")) from None
+
+
+def _parse(text: str, path: Path) -> Lockfile:
     if _CONFLICT_RE.search(text):
         raise LockFormatError(
             f"{path}: contains merge-conflict markers",

@@ -27,7 +27,7 @@ from typing import BinaryIO
 import platformdirs
 
 from .errors import UsageError
-from .fsutil import CHUNK
+from .fsutil import CHUNK, check_path, guard_root, make_dirs, remove_file
 
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
@@ -45,14 +45,30 @@ def expand_user(raw: str | os.PathLike[str]) -> Path:
         ) from None
 
 
+def _absolute(raw: str | os.PathLike[str]) -> Path:
+    """Absolute and normalised (`--home ../h` is `/x/h`): paths we record (the journal's
+    lockfile, mcp-config's arguments) and compare must not depend on how they were typed."""
+    return Path(os.path.abspath(expand_user(raw)))
+
+
 @dataclass(frozen=True)
 class Home:
+    """The home. Every folder in it is untrusted input: a symlink planted at any of them is
+    refused by fsutil's write/remove primitives (see fsutil: guarded roots)."""
+
     root: Path
+
+    def __post_init__(self) -> None:
+        # Every Home is absolute and normalised however it was made (`--home ./h`, an API
+        # caller's `Home(Path("h"))`): module IRIs (`Path.as_uri`), snapshot records, the
+        # journal's paths and the guarded root all assume it, and a later chdir cannot move it.
+        object.__setattr__(self, "root", Path(os.path.abspath(self.root)))
+        guard_root(self.root)
 
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Home:
         raw = explicit or os.environ.get(ENV_HOME) or Path.home() / ".ontoskills"
-        return cls(expand_user(raw).absolute())
+        return cls(_absolute(raw))
 
     @property
     def ontologies(self) -> Path:
@@ -101,7 +117,7 @@ class Home:
 
     def lockfile(self, explicit: str | os.PathLike[str] | None = None) -> Path:
         raw = explicit or os.environ.get(ENV_LOCKFILE)
-        return expand_user(raw).absolute() if raw else self.default_lockfile
+        return _absolute(raw) if raw else self.default_lockfile
 
 
 @dataclass(frozen=True)
@@ -110,10 +126,14 @@ class Cache:
 
     root: Path
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(os.path.abspath(self.root)))  # as Home
+        guard_root(self.root)
+
     @classmethod
     def resolve(cls, explicit: str | os.PathLike[str] | None = None) -> Cache:
         raw = explicit or os.environ.get(ENV_CACHE) or platformdirs.user_cache_dir("ontoskills")
-        return cls(expand_user(raw).absolute())
+        return cls(_absolute(raw))
 
     @property
     def blobs(self) -> Path:
@@ -155,7 +175,7 @@ class Cache:
         except OSError:
             return None
         if hashlib.sha256(data).hexdigest() != sha256:
-            self.blob(sha256).unlink(missing_ok=True)
+            remove_file(self.blob(sha256))
             return None
         return data
 
@@ -174,13 +194,15 @@ class Cache:
                 size += len(chunk)
                 out.write(chunk)
         if digest.hexdigest() != sha256:
-            self.blob(sha256).unlink(missing_ok=True)
+            remove_file(self.blob(sha256))
             return None
         return size
 
     def _replace(self, path: Path, fill: Callable[[BinaryIO], object]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp.mkdir(parents=True, exist_ok=True)
+        # the cache is a guarded root: no write through a planted link (fsutil)
+        check_path(path, leaf=False)
+        make_dirs(path.parent)
+        make_dirs(self.tmp)
         fd, tmp = tempfile.mkstemp(dir=self.tmp, suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out:

@@ -109,6 +109,31 @@ def parse_turtle(data: bytes, source: str) -> list[ox.Quad]:
         raise FormatError(f"{source}: invalid Turtle ({first})") from None
 
 
+def readable_text(data: bytes, quads: list[ox.Quad] | None = None) -> str:
+    """What a reader of the module sees: its raw text, plus every literal and IRI with its
+    escapes decoded when the bytes hold a `\\u`/`\\U` escape (one can spell a bidi control
+    the raw text scan cannot see). Triple terms (`<<( s p o )>>`) are walked iteratively, so
+    a deeply nested one cannot overflow. Unparseable bytes give their raw text only: the
+    syntax error is reported by whoever parses them."""
+    text = data.decode("utf-8", "replace")
+    if b"\\u" not in data and b"\\U" not in data:
+        return text
+    if quads is None:
+        try:
+            quads = list(ox.parse(data, format=ox.RdfFormat.TURTLE, without_named_graphs=True))
+        except (SyntaxError, ValueError):
+            return text
+    out = [text]
+    stack: list[object] = [t for q in quads for t in (q.subject, q.predicate, q.object)]
+    while stack:
+        term = stack.pop()
+        if isinstance(term, (ox.Literal, ox.NamedNode)):
+            out.append(term.value)
+        elif isinstance(term, ox.Triple):
+            stack.extend((term.subject, term.predicate, term.object))
+    return "\n".join(out)
+
+
 def skill_nodes(quads: Iterable[ox.Quad]) -> list[ox.NamedNode | ox.BlankNode]:
     """Subjects typed oc:Skill (IRIs and blank nodes), each once, in document order."""
     seen: dict[str, ox.NamedNode | ox.BlankNode] = {}

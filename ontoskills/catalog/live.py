@@ -165,7 +165,7 @@ class LiveCatalog(Generic[IndexT]):
             signature.derived,
             "encoder" if encoder is not None else "no-encoder",
         )
-        data = load_snapshot(self.home.derived_dir, key)
+        data = load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
         index = self._index(data, False) if data is not None else None
         if data is not None and index is not None:
             return View(signature, data, index, slot, rebuilt=False)

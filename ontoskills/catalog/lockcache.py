@@ -3,6 +3,12 @@
 Parsing a TOML lock with thousands of file entries costs tomllib ~0.3 s; start-up must stay
 under a second for the full registry, so an unchanged lock is read back from JSON (~10x
 faster). The TOML file stays the only source of truth: any change to it changes the key.
+
+The cache sits in the home, and the lock is what the served files are verified against, so
+a planted cache entry must not stand in for the lock (a project lockfile may be reviewed in
+git while the home is not): an entry is used only when dumping it canonically gives back the
+lock's exact bytes (~25 ms for the full registry's lock, against ~95 ms to parse it);
+anything else, a hand-formatted lock included, is parsed from the TOML.
 """
 
 from __future__ import annotations
@@ -14,15 +20,17 @@ from pathlib import Path
 
 from .. import lockfile
 from ..errors import LockFormatError
-from ..fsutil import atomic_write_bytes, sha256_bytes
-from ..lockfile import LockedFile, LockedModel, LockedPackage, Lockfile
+from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
+from ..lockfile import LockedFile, LockedModel, LockedPackage, LockedRegistry, Lockfile
 
 _DIR = "lock-cache"
-_VERSION = "2"  # file name suffix: bump when the cached layout changes
+_VERSION = "3"  # file name suffix: bump when the cached layout changes
 
 
 def _from_json(raw: dict) -> Lockfile:
     lock = Lockfile()
+    for name, r in raw["registries"].items():
+        lock.registries[name] = LockedRegistry(**r)
     for pid, p in raw["packages"].items():
         files = [LockedFile(**f) for f in p.pop("files")]
         lock.packages[pid] = LockedPackage(files=files, **p)
@@ -40,8 +48,10 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
         return Lockfile(), sha256_bytes(b"")
     digest = sha256_bytes(data)
     cache = derived_dir / _DIR / f"{digest}.v{_VERSION}.json"
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        return _from_json(json.loads(cache.read_bytes())), digest
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+        cached = _from_json(json.loads(cache.read_bytes()))
+        if lockfile.dump(cached, path.parent) == data:  # exactly this lock, nothing planted
+            return cached, digest
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -50,6 +60,7 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
         ) from None
     lock = lockfile.parse(text, path)
     doc = {
+        "registries": {name: asdict(r) for name, r in lock.registries.items()},
         "packages": {pid: asdict(p) for pid, p in lock.packages.items()},
         "embeddings": asdict(lock.embeddings) if lock.embeddings else None,
     }
@@ -58,5 +69,5 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
         for old in cache.parent.glob("*.json"):
             if old != cache:
                 with contextlib.suppress(OSError):
-                    old.unlink()
+                    remove_file(old)
     return lock, digest

@@ -3,6 +3,11 @@
 Keyed by a digest of everything the catalog depends on (the lock's bytes, which files failed
 verification, the local skills' stats, the encoder used for missing vectors), so a changed
 lock or tree simply misses and rebuilds. Stored as JSON + a .npy matrix (no pickle).
+
+It lives in the home, so it is read as untrusted: a record whose folder is outside the
+home's `ontologies/` or whose module/asset paths are not safe relative paths makes the whole
+snapshot a miss (rebuilt from the verified tree), so a planted snapshot cannot point `show`
+or the MCP tool at files elsewhere.
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..fsutil import atomic_write_bytes
+from ..errors import UnsafePathError
+from ..fsutil import atomic_write_bytes, remove_file
+from ..safety import check_relpath
 from .model import CatalogData, SkillRecord
 
 FORMAT = 5  # bump when the record layout, the tokenizer or how modules are read changes
@@ -39,7 +46,22 @@ def _paths(derived_dir: Path, key: str) -> tuple[Path, Path, Path]:
     )
 
 
-def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
+def _confined(record: SkillRecord, tree: Path) -> bool:
+    """Does every path of the record stay inside the installed tree?"""
+    root = Path(record.root)
+    if not root.is_absolute() or ".." in root.parts or tree not in root.parents:
+        return False
+    try:
+        for rel in [record.main_module, *record.modules, *record.assets]:
+            check_relpath(rel, "snapshot path")
+    except UnsafePathError:
+        return False
+    return True
+
+
+def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | None:
+    """The stored catalog for key, or None (absent, damaged, or naming paths outside
+    `tree`, the home's ontologies folder): the caller rebuilds."""
     meta_path, vec_path, bm25_path = _paths(derived_dir, key)
     try:
         meta = json.loads(meta_path.read_bytes())
@@ -48,6 +70,8 @@ def load_snapshot(derived_dir: Path, key: str) -> CatalogData | None:
             return None
         owner = np.asarray(meta["vector_owner"], dtype=np.int32)
         records = [SkillRecord.from_json(r) for r in meta["records"]]
+        if not all(_confined(r, tree) for r in records):
+            return None
         if vectors.shape[0] != owner.shape[0] or len(meta["vector_text"]) != owner.shape[0]:
             return None
         return CatalogData(
@@ -101,4 +125,4 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
     for old in meta_path.parent.glob("index-*"):
         if old.name not in (meta_path.name, vec_path.name, bm25_path.name):
             with contextlib.suppress(OSError):
-                old.unlink()
+                remove_file(old)

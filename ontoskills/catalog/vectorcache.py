@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, remove_file
 
 _DIR = "vector-cache"
 
@@ -64,4 +64,4 @@ class VectorCache:
             for old in self.folder.iterdir():
                 if old not in (self.meta_path, self.vec_path):
                     with contextlib.suppress(OSError):
-                        old.unlink()
+                        remove_file(old)

@@ -24,7 +24,7 @@ from ..errors import (
     from_os_error,
 )
 from ._context import AppContext
-from ._output import Output, render_error
+from ._output import Output, StdoutClosed, render_error, stdout_closed
 
 try:  # typer >= 0.20 vendors click
     from typer._click import exceptions as click_exc
@@ -53,7 +53,7 @@ def _usage_error(exc: click_exc.UsageError) -> OntoskillsError:
 
 def _fail(argv: list[str], err: OntoskillsError) -> NoReturn:
     # stdout/stderr may be closed: the exit code still says what happened
-    with contextlib.suppress(OSError, ValueError, AttributeError):
+    with contextlib.suppress(OSError, ValueError, AttributeError, StdoutClosed):
         render_error(Output(_flags(argv)), err)
     sys.exit(err.exit_code)
 
@@ -80,6 +80,8 @@ def main(app: typer.Typer, args: list[str] | None = None) -> NoReturn:
             _fail(argv, OntoskillsError("input ended (EOF) before the command finished"))
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
+    except StdoutClosed:  # e.g. a --json error document for a reader that went away
+        sys.exit(stdout_closed())
     except OntoskillsError as exc:  # raised outside `run` (e.g. while building a context)
         _fail(argv, exc)
     except OSError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -19,6 +20,42 @@ from ._context import AppContext, in_ci
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+# `ontoskills list --json | head -0`: the reader went away. Like git (killed by SIGPIPE, which
+# a shell reports as 128 + 13), end quietly with that status: not an error to print, and a
+# `set -o pipefail` script still sees that our output was not all read.
+EXIT_STDOUT_CLOSED = 141
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout (or stderr) closed the pipe; raised by our writers."""
+
+
+def stdout_closed() -> int:
+    """Point fds 1 and 2 at /dev/null so no later write or the interpreter's final flush
+    fails again (Python would print "Exception ignored ... BrokenPipeError" and exit 120, and
+    rich would exit 1); returns the exit status."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    return EXIT_STDOUT_CLOSED
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:  # rich's default: dup2 + SystemExit(1)
+        self.quiet = True
+        raise StdoutClosed()
+
+
+@contextmanager
+def writing_stdout() -> Iterator[None]:
+    try:
+        yield
+        sys.stdout.flush()  # surface EPIPE here, not at interpreter exit
+    except BrokenPipeError:
+        raise StdoutClosed() from None
 
 
 def color_off(app: AppContext) -> bool:
@@ -30,7 +67,7 @@ def console(app: AppContext, *, stderr: bool) -> Console:
     # rich's no_color only drops colours and keeps bold/dim escapes; no colour system at all
     # means no ANSI escape of any kind, which is what NO_COLOR users (and log parsers) expect.
     kwargs: dict[str, Any] = {"color_system": None} if color_off(app) else {}
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, **kwargs)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, **kwargs)
 
 
 def stderr_console(app: AppContext) -> Console:
@@ -57,15 +94,17 @@ class Output:
     # machine-facing ---------------------------------------------------------------
     def json(self, payload: dict[str, Any]) -> None:
         doc = {"schema_version": SCHEMA_VERSION, **payload}
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
-        sys.stdout.flush()
+        with writing_stdout():
+            sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
     def stdout(self, text: str) -> None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        with writing_stdout():
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
     def print_stdout(self, renderable: Any) -> None:
         """A rich renderable (table) on stdout, plain when stdout is not a terminal."""
-        console(self.app, stderr=False).print(renderable)
+        with writing_stdout():
+            console(self.app, stderr=False).print(renderable)
 
     # progress ---------------------------------------------------------------------
     @contextmanager
@@ -133,6 +172,8 @@ def run(app: AppContext, fn: Callable[[Output], T]) -> T:
     out = Output(app)
     try:
         return fn(out)
+    except StdoutClosed:
+        raise typer.Exit(stdout_closed()) from None
     except OntoskillsError as exc:
         render_error(out, exc)
         raise typer.Exit(exc.exit_code) from None
@@ -151,4 +192,9 @@ def render_error(out: Output, exc: OntoskillsError) -> None:
         out.err.print(f"[dim]hint:[/dim] {escape(exc.hint)}")
     if out.app.json:
         # A failing --json run still prints one document, so scripts can parse the reason.
-        out.json({"error": {"message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}})
+        try:
+            out.json(
+                {"error": {"message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
+            )
+        except StdoutClosed:  # the reader left; the error's own exit code still says why
+            stdout_closed()

@@ -46,9 +46,15 @@ def register(app: typer.Typer) -> None:
                         "stale_lock_owner": rep.stale_owner,
                         "problems": rep.problems,
                         "model_drift": rep.model_drift,
+                        "planted_links": rep.planted_links,
                     }
                 )
             else:
+                for link in rep.planted_links:
+                    out.warn(
+                        f"{link} is a symlink where ontoskills keeps a folder; every command "
+                        "refuses to write through it: remove it"
+                    )
                 if rep.lock_error:
                     out.warn(rep.lock_error)
                 for pid, drift in rep.packages.items():

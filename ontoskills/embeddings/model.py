@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import IntegrityError, UsageError
-from ..fsutil import atomic_write_bytes, sha256_file
+from ..fsutil import atomic_write_bytes, make_dirs, sha256_file
 from ..lockfile import LockedFile, LockedModel
 from ..paths import Home
 from ..progress import NullReporter, Reporter
@@ -202,8 +202,7 @@ def ensure_model(
 
 
 def _tmp_parent(home: Home) -> Path:
-    home.embeddings_dir.mkdir(parents=True, exist_ok=True)
-    return home.embeddings_dir
+    return make_dirs(home.embeddings_dir)
 
 
 def _check_expected(got: LockedModel, expected: LockedModel) -> None:

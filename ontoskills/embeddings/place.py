@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..fsutil import fsync_dir, sha256_file
+from ..fsutil import fsync_dir, make_dirs, sha256_file
 
 
 def same_file(a: Path, b: Path) -> bool:
@@ -27,7 +27,7 @@ def link_or_copy(src: Path, dest: Path, *, link: bool = True) -> str:
     link=False for a user's own folder: a later edit in the home must not reach back into it.
     """
     src = src.resolve()
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     if dest.is_file() and not dest.is_symlink():
         if same_file(src, dest):
             return "present"

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..config import Config
 from ..errors import OntoskillsError
-from ..fsutil import atomic_write_bytes, sha256_bytes
+from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import parse_intents
 from ..paths import Home
@@ -223,7 +223,7 @@ def drop_stale(home: Home, lock: Lockfile) -> None:
     for path in sorted(root.glob("*/*.npz")):
         pid = f"{path.parent.name}/{path.stem}"
         if pid not in lock.packages:
-            path.unlink(missing_ok=True)
+            remove_file(path)
 
 
 def doctor_checks(home: Home, lock: Lockfile, *, fast: bool = False) -> tuple[list[str], list[str]]:

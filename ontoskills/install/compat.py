@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, make_dirs, remove_file
 from ..lockfile import Lockfile
 from ..manifest import parse_manifest
 from ..paths import Home
@@ -65,14 +65,48 @@ def _render(title: str, modules: list[Path]) -> bytes:
     )
 
 
-def write_reference_indexes(home: Home, lock: Lockfile) -> None:
+_PENDING = "reference-indexes.pending"  # in state/: the pair may lag behind the lock
+
+
+def mark_reference_indexes_pending(home: Home) -> None:
+    """Set before a command can change the lock: until `write_reference_indexes` has
+    written both files from the new lock, a kill leaves this note for the next command."""
+    make_dirs(home.state_dir)
+    atomic_write_bytes(home.state_dir / _PENDING, b"")
+
+
+def clear_reference_indexes_pending(home: Home) -> None:
+    remove_file(home.state_dir / _PENDING)
+
+
+def reference_indexes_pending(home: Home) -> bool:
+    """May the two files lag behind the lock (a command was killed after its commit)?"""
+    return (home.state_dir / _PENDING).exists()
+
+
+def write_reference_indexes(home: Home, lock: Lockfile) -> bool:
+    """Write both files from the lock, then clear the pending note; a file that already
+    holds these bytes is left alone (no new inode). True when something was rewritten."""
     local = _local_modules(home)
-    home.system_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(
-        home.system_dir / "index.enabled.ttl",
-        _render("OntoSkills enabled skills", _modules(home, lock, enabled_only=True) + local),
-    )
-    atomic_write_bytes(
-        home.system_dir / "index.installed.ttl",
-        _render("OntoSkills installed skills", _modules(home, lock, enabled_only=False) + local),
-    )
+    wanted = {
+        name: _render(title, _modules(home, lock, enabled_only=enabled_only) + local)
+        for name, title, enabled_only in (
+            ("index.enabled.ttl", "OntoSkills enabled skills", True),
+            ("index.installed.ttl", "OntoSkills installed skills", False),
+        )
+    }
+    stale = {
+        name: data
+        for name, data in wanted.items()
+        if not (
+            (home.system_dir / name).is_file()
+            and not (home.system_dir / name).is_symlink()
+            and (home.system_dir / name).read_bytes() == data
+        )
+    }
+    if stale:
+        make_dirs(home.system_dir)
+        for name, data in stale.items():
+            atomic_write_bytes(home.system_dir / name, data)
+    clear_reference_indexes_pending(home)
+    return bool(stale)

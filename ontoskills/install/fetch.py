@@ -14,8 +14,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pyoxigraph
-
 from .. import jsonio, limits
 from ..errors import (
     FormatError,
@@ -29,7 +27,7 @@ from ..lockfile import LockedFile
 from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
-from ..skillheader import parse_turtle
+from ..skillheader import parse_turtle, readable_text
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
 
@@ -40,18 +38,23 @@ _NAME_ERRNOS = frozenset(
 )
 
 
-def _texts(quads: list[pyoxigraph.Quad]) -> list[str]:
-    """Literal values and IRIs of every triple, down into RDF 1.2 triple terms (`<<( s p o
-    )>>`, which Turtle parses too); iterative, so a deeply nested term cannot overflow."""
-    out: list[str] = []
-    stack: list[object] = [t for q in quads for t in (q.subject, q.predicate, q.object)]
-    while stack:
-        term = stack.pop()
-        if isinstance(term, (pyoxigraph.Literal, pyoxigraph.NamedNode)):
-            out.append(term.value)
-        elif isinstance(term, pyoxigraph.Triple):
-            stack.extend((term.subject, term.predicate, term.object))
-    return out
+def _changed(package_id: str, f: PlannedFile, what: str) -> IntegrityError:
+    """A file whose bytes are not the ones recorded for it; the hint depends on who recorded
+    them. The lock: the registry changed since (or was tampered with), and `update` accepts
+    the new content. The manifest itself: the registry contradicts its own publish, and
+    `update` would read the same manifest and fail the same way, so it is not the next step."""
+    head = f"{package_id}: {f.path} {what}"
+    if f.from_lock:
+        return IntegrityError(
+            f"{head} (tampered or changed upstream since it was locked)",
+            hint="nothing was installed; if the change is legitimate run "
+            "`ontoskills update` to accept the new content",
+        )
+    return IntegrityError(
+        f"{head} in its manifest (the registry serves other bytes than it published)",
+        hint="nothing was installed; the registry is inconsistent or tampered with: "
+        "report it to its maintainers, or install from another registry",
+    )
 
 
 class PackageFetcher:
@@ -132,19 +135,15 @@ class PackageFetcher:
                 sha, size = self.source.fetch_to(relpath, dest, max_bytes=limit)
             except LimitExceededError:
                 if f.sha256:  # the registry serves more bytes than were published/locked
-                    raise IntegrityError(
-                        f"{plan.package_id}: {f.path} is larger than its recorded size {f.size} "
-                        "(tampered or changed upstream)",
-                        hint="nothing was installed; if the change is legitimate run "
-                        "`ontoskills update` to accept the new content",
+                    raise _changed(
+                        plan.package_id, f, f"is larger than its recorded size {f.size}"
                     ) from None
                 raise
             if f.sha256 and sha != f.sha256:
-                raise IntegrityError(
-                    f"{plan.package_id}: {f.path} has sha256 {sha[:12]}…, expected "
-                    f"{f.sha256[:12]}… (tampered or changed upstream)",
-                    hint="nothing was installed; if the change is legitimate run "
-                    "`ontoskills update` to accept the new content",
+                raise _changed(
+                    plan.package_id,
+                    f,
+                    f"has sha256 {sha[:12]}…, expected {f.sha256[:12]}…",
                 )
             if not self.source.is_local:
                 self.cache.store_blob(sha, dest)
@@ -155,13 +154,8 @@ class PackageFetcher:
     def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
         path = root.joinpath(*relpath.split("/"))
         data = path.read_bytes()
-        # Turtle \uXXXX escapes can spell a bidi control the raw-byte scan cannot see; only
-        # then do we pay for looking at every literal.
         quads = parse_turtle(data, f"{package_id}: {relpath}")  # the one reader; exit 4
-        escaped = b"\\u" in data or b"\\U" in data
-        literals = _texts(quads) if escaped else []  # escapes decoded
-        text = data.decode("utf-8", "replace")
-        self._report_hidden(package_id, relpath, text + "\n".join(literals))
+        self._report_hidden(package_id, relpath, readable_text(data, quads))
 
     def _check_json_text(self, package_id: str, root: Path, relpath: str) -> None:
         """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""

@@ -23,6 +23,7 @@ from .operations import (
     prune_registries,
     same_content,
     sync_from_lock,
+    tree_state,
 )
 from .resolve import resolve
 from .session import Session
@@ -85,14 +86,19 @@ def update(session: Session, package_ids: list[str], opts: InstallOptions) -> Re
                     registries=regs,
                 )
                 new = planner.stage(plan)
-                if same_content(old, new):
-                    report.changes.append(Change.of("unchanged", new))
-                    continue
-                guard_update(session, old, new, opts)
+                same = same_content(old, new)
+                if same:  # nothing new upstream: repair the tree exactly as install does
+                    state = tree_state(session, old, opts, report)
+                    if state == "intact":
+                        report.changes.append(Change.of("unchanged", new))
+                    if state != "damaged":
+                        continue
+                else:
+                    guard_update(session, old, new, opts)
                 add_to_lock(lock, plan, new)
                 lock.packages[pid] = new
                 txn.replace(session.home.package_dir(pid), txn.stage_dir(pid))
-                report.changes.append(Change.of("updated", new, old))
+                report.changes.append(Change.of("reinstalled" if same else "updated", new, old))
             prune_registries(lock)
             embeddings_before_commit(session, lock, opts, txn, report)
             after = lock.to_bytes(session.lockfile_path.parent)

@@ -22,12 +22,19 @@ from ..lockfile import LockedPackage, Lockfile, load, package_integrity
 from ..manifest import tier_rank
 from ..safety import parse_spec
 from . import homelock
-from .compat import write_reference_indexes
+from .compat import (
+    clear_reference_indexes_pending,
+    mark_reference_indexes_pending,
+    reference_indexes_pending,
+    write_reference_indexes,
+)
 from .fetch import PackageFetcher
+from .journal import lock_sha
 from .resolve import (
     PackagePlan,
     check_home_overlap,
     check_min_trust,
+    check_skills_exist,
     plan_from_lock,
     resolve,
 )
@@ -94,23 +101,39 @@ def locked_home(session: Session, command: str) -> Iterator[Report]:
     report = Report()
     if command in ("install", "update", "ci"):  # they read registries (docs/CLI.md)
         check_home_overlap(session)
-    with homelock.hold(session.home, command, on_wait=session.reporter.note):
-        report.recovered = recover(session.home)
+    with (
+        homelock.hold(session.home, command, on_wait=session.reporter.note),
+        homelock.hold_lockfile(session.lockfile_path, on_wait=session.reporter.note),
+    ):
+        report.recovered = recover(session.home, session.lockfile_path)
+        # A run killed after its commit but before both system/index.*.ttl were rewritten
+        # (found by kill_loop.py's kill-at-a-rename iterations): the lock on disk is the
+        # truth, so bring them in step before anything else.
+        if reference_indexes_pending(session.home) and _refresh_reference_indexes(session, report):
+            report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
         for line in report.recovered:
             session.reporter.warn(line)
+        lock_before = lock_sha(session.lockfile_path)
+        mark_reference_indexes_pending(session.home)
         try:
             yield report
             _refresh_reference_indexes(session, report)
+        except BaseException:
+            if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
+                clear_reference_indexes_pending(session.home)
+            raise
         finally:
             session.close()
 
 
-def _refresh_reference_indexes(session: Session, report: Report) -> None:
-    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure)."""
+def _refresh_reference_indexes(session: Session, report: Report) -> bool:
+    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure).
+    True when a file was rewritten."""
     try:
-        write_reference_indexes(session.home, load(session.lockfile_path))
+        return write_reference_indexes(session.home, load(session.lockfile_path))
     except (OSError, OntoskillsError) as exc:
         report.warnings.append(f"could not refresh system/index.enabled.ttl: {exc}")
+        return False
 
 
 def embeddings_before_commit(
@@ -248,6 +271,23 @@ def guard_update(
         )
 
 
+def tree_state(session: Session, pkg: LockedPackage, opts: InstallOptions, report: Report) -> str:
+    """For a package whose published content equals its lock entry, what to do with the
+    installed folder: "intact" (nothing), "kept" (the user edited it; left as is with a
+    warning unless --force) or "damaged" (files missing or modes changed, or --force over
+    edits: re-placed). install and update share it, so both repair a tree the same way."""
+    drift = package_drift(session.home, pkg)
+    if drift.clean:
+        return "intact"
+    if drift.user_changes and not opts.force:
+        report.warnings.append(
+            f"{pkg.id}: left as is, it has local changes ({describe(drift)}); "
+            "--force restores the published files"
+        )
+        return "kept"
+    return "damaged"
+
+
 def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
     with locked_home(session, "install") as report:
         lock = load(session.lockfile_path)
@@ -298,11 +338,14 @@ def _resolve_specs(
             min_trust=opts.min_trust,
             existing=existing,
         )
+        if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
+            check_skills_exist(pid, skills, set(plan.skills))
         for name in skills or ():  # named now (author/pkg/skill): the user wants it served
-            if name in plan.skills:
-                plan.skills[name] = True
+            plan.skills[name] = True
         new = planner.stage(plan)
-        if same_content(existing, new) and package_drift(session.home, existing).clean:  # type: ignore[arg-type]
+        same = same_content(existing, new)
+        state = tree_state(session, existing, opts, report) if same else None  # type: ignore[arg-type]
+        if state == "intact":
             assert existing is not None
             new.commit, new.registry = existing.commit, existing.registry
             if new.requested != existing.requested or new.skills != existing.skills:
@@ -315,22 +358,16 @@ def _resolve_specs(
             else:
                 report.changes.append(Change.of("unchanged", new))
             continue
-        if opts.locked:
+        if state == "kept":
+            continue
+        if opts.locked and not same:  # a repair of the same content leaves the lock as it is
             why = "is not in it" if existing is None else "changed in its registry"
             raise LockOutdatedError(
                 f"{session.lockfile_path} is out of date: {pid} {why} (--locked)",
                 hint="run `ontoskills install` without --locked and commit the new lock",
             )
-        if existing is not None and not same_content(existing, new):
+        if existing is not None and not same:
             guard_update(session, existing, new, opts)
-        elif existing is not None:  # same content, damaged tree: repair unless the user edited
-            drift = package_drift(session.home, existing)
-            if drift.user_changes and not opts.force:
-                report.warnings.append(
-                    f"{pid}: left as is, it has local changes ({describe(drift)}); "
-                    "--force restores the published files"
-                )
-                continue
         add_to_lock(lock, plan, new)
         lock.packages[pid] = new
         planner.txn.replace(session.home.package_dir(pid), planner.txn.stage_dir(pid))

@@ -4,6 +4,7 @@ the stdlib `inspect` module)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .. import limits
@@ -11,6 +12,7 @@ from ..errors import NotFoundError, OntoskillsError
 from ..fsutil import sha256_bytes
 from ..lockfile import Lockfile, load
 from ..manifest import parse_manifest
+from ..paths import Home
 from ..safety import parse_spec
 from ..sources.sparse import client_tier
 from . import homelock
@@ -133,20 +135,49 @@ class DoctorReport:
     lock_error: str | None = None
     problems: list[str] = field(default_factory=list)
     model_drift: list[str] = field(default_factory=list)  # embedding model files vs the lock
+    planted_links: list[str] = field(default_factory=list)  # symlinks at folders we write
 
     @property
     def drifted(self) -> bool:
-        return any(not d.clean for d in self.packages.values()) or bool(self.model_drift)
+        return (
+            any(not d.clean for d in self.packages.values())
+            or bool(self.model_drift)
+            or bool(self.planted_links)
+        )
 
     @property
     def healthy(self) -> bool:
         return not (self.drifted or self.staging or self.lock_error or self.problems)
 
 
+def planted_links(home: Home) -> list[str]:
+    """Symlinks where ontoskills keeps folders it writes (every command refuses them, exit
+    4): the managed folders, each author/package folder, staging and derived-data folders."""
+    fixed = [home.ontologies, home.author_dir, home.system_dir, home.embeddings_dir]
+    fixed += [home.state_dir, home.derived_dir, home.staging_dir, home.process_lock]
+    found = [str(p) for p in fixed if p.is_symlink()]
+    for parent, depth in ((home.author_dir, 2), (home.staging_dir, 1), (home.derived_dir, 2)):
+        if parent.is_symlink():
+            continue
+        level: list[Path] = [parent]
+        for _ in range(depth):
+            children: list[Path] = []
+            for folder in level:
+                if folder.is_dir():
+                    for child in sorted(folder.iterdir()):
+                        if child.is_symlink():
+                            found.append(str(child))
+                        elif child.is_dir():
+                            children.append(child)
+            level = children
+    return found
+
+
 def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
     """Re-hash every installed file against the lock; report leftovers and stale locks."""
     report = DoctorReport()
     home = session.home
+    report.planted_links = planted_links(home)
     try:
         lock: Lockfile = load(session.lockfile_path)
     except OntoskillsError as exc:
@@ -160,8 +191,8 @@ def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
 
         report.model_drift, emb_problems = doctor_checks(home, lock, fast=fast)
         report.problems += emb_problems
-    if home.staging_dir.exists():
-        report.staging = sorted(p.name for p in home.staging_dir.iterdir())
+    if home.staging_dir.is_dir() and not home.staging_dir.is_symlink():
+        report.staging = sorted(p.name for p in home.staging_dir.iterdir() if not p.is_symlink())
     owner = homelock.read_owner(home)
     if owner and not homelock.pid_alive(owner.get("pid")) and not homelock.is_locked(home):
         report.stale_owner = owner

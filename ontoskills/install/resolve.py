@@ -9,6 +9,7 @@ plus its optional `files` array.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ class PlannedFile:
     sha256: str | None = None  # expected content, when known (manifest `files`, lock)
     size: int | None = None
     executable: bool = False
+    from_lock: bool = False  # sha256 is what the lock recorded (else: what the manifest says)
 
 
 @dataclass
@@ -129,12 +131,7 @@ def select_skills(
     if wanted is None:
         return list(manifest.skills), []
     by_id = {s.id: s for s in manifest.skills}
-    missing = sorted(w for w in wanted if w not in by_id)
-    if missing:
-        raise NotFoundError(
-            f"{manifest.package_id} has no skill {', '.join(missing)}",
-            hint=f"available: {', '.join(sorted(by_id)) or 'none'}",
-        )
+    check_skills_exist(manifest.package_id, wanted, set(by_id))
     chosen: dict[str, SkillEntry] = {}
     unresolved: list[str] = []
     queue = sorted(wanted)
@@ -149,6 +146,23 @@ def select_skills(
             else:
                 unresolved.append(f"{sid} -> {dep}")
     return [chosen[k] for k in sorted(chosen)], sorted(set(unresolved))
+
+
+def check_skills_exist(package_id: str, wanted: set[str], available: set[str]) -> None:
+    """NotFoundError (exit 7) naming the closest skills when a wanted skill is not there."""
+    missing = sorted(wanted - available)
+    if not missing:
+        return
+    close = sorted(
+        {c for m in missing for c in difflib.get_close_matches(m, sorted(available), n=3)}
+    )
+    listed = ", ".join(sorted(available)[:20]) or "none"
+    more = f" (+{len(available) - 20} more)" if len(available) > 20 else ""
+    raise NotFoundError(
+        f"{package_id} has no skill {', '.join(missing)}",
+        hint=(f"did you mean {' or '.join(close)}? " if close else "")
+        + f"available: {listed}{more}",
+    )
 
 
 def resolve(
@@ -298,7 +312,7 @@ def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) ->
         trust_tier=pkg.trust_tier,
         requested=list(pkg.requested),
         skills=dict(pkg.skills),
-        files=[PlannedFile(f.path, f.sha256, f.size, f.executable) for f in pkg.files],
+        files=[PlannedFile(f.path, f.sha256, f.size, f.executable, True) for f in pkg.files],
         with_embeddings=pkg.with_embeddings,
         commit=pkg.commit,
         index_sha256=reg.index_sha256,

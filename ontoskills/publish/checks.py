@@ -23,7 +23,7 @@ from ..errors import (
 from ..fsutil import sha256_bytes
 from ..manifest import Manifest, parse_intents, parse_manifest
 from ..safety import find_hidden_unicode
-from ..skillheader import SkillHeader, read_skill_header
+from ..skillheader import SkillHeader, read_skill_header, readable_text
 from .files import MANIFEST
 
 # Models whose output dimension is known: an intents.json claiming another is refused.
@@ -188,7 +188,7 @@ def _check_modules(
         except OntoskillsError as exc:
             pc.add("error", "turtle", exc.message, type(exc))
             continue
-        hidden = find_hidden_unicode(data.decode("utf-8", "replace"))
+        hidden = find_hidden_unicode(readable_text(data))  # raw, and \u escapes decoded
         if hidden:  # invisible text an agent reads but a reviewer does not see
             pc.quirk(
                 strict,

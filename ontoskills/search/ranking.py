@@ -107,6 +107,11 @@ class Ranking:
     best_cosine: float | None = None  # of the top hit (None: no semantic side)
     coverage: float = 0.0  # of the query by the top hit (bm25.evidence)
     unknown: float = 0.0  # of the query by no installed skill at all (bm25.evidence)
+    # Hybrid only: where each ranker alone puts the top hit (1 = first; copies count once;
+    # None: not hybrid, or that ranker gives it nothing). Their agreement is confidence
+    # evidence (confidence.py).
+    bm25_rank: int | None = None
+    semantic_rank: int | None = None
 
 
 class Ranker:
@@ -216,7 +221,24 @@ class Ranker:
             ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
             if sims is not None:
                 ranking.best_cosine = float(sem[top])
+            if sims is not None and mode == "hybrid":  # agreement needs both rankers
+                served = visible & self.enabled
+                ranking.bm25_rank = self._rank_of(bm * self.trust, top, served)
+                sem_side = np.clip(sem, 0.0, None) * self.trust
+                ranking.semantic_rank = self._rank_of(sem_side, top, served)
         return ranking
+
+    def _rank_of(self, score: np.ndarray, i: int, among: np.ndarray) -> int | None:
+        """Rank of skill i's copy group under one ranker's scores: 1 + the groups among
+        `among` whose best copy scores strictly higher than the group's best (None when
+        that ranker gives the group nothing: all-zero scores are no agreement)."""
+        members = self.members[int(self.group[i])]
+        best = max(float(score[m]) for m in members)
+        if best <= 0:
+            return None
+        ids = self.group[among & (score > best)]
+        # A set is ~10x cheaper than np.unique for the few ids a top hit usually has above it
+        return 1 + (len(set(ids.tolist())) if len(ids) <= 256 else len(np.unique(ids)))
 
     def _copies(self, group: int, shown: int, floor: int) -> list[int]:
         """The other enabled copies a user may also ask for by key."""

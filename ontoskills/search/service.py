@@ -219,7 +219,7 @@ class SkillService:
         lookup_idx = state.names.resolve(text)
         if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
             lookup_idx = None
-        off_idx = state.names.resolve(text, enabled=False) if lookup_idx is None else None
+        off_idx = _disabled_idx(state, text) if lookup_idx is None else None
         if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
             off_idx = None
         qvec: np.ndarray | None = None
@@ -321,7 +321,7 @@ def _record(state: _State, key: str) -> SkillRecord:
     if idx is None:
         idx = state.names.resolve(key)
     if idx is None:
-        idx = state.names.resolve(key, enabled=False)
+        idx = _disabled_idx(state, key)
     if idx is None:
         raise NotFoundError(
             f"no installed skill named {key!r}",
@@ -334,6 +334,19 @@ def _record(state: _State, key: str) -> SkillRecord:
             hint=f"`{enable_command([rec.key])}` turns it on",
         )
     return rec
+
+
+def _disabled_idx(state: _State, q: str) -> int | None:
+    """The disabled skill `q` names, also as `skill#part` (asking for a part of a skill that
+    is off must say how to turn it on, not search for the words)."""
+    idx = state.names.resolve(q, enabled=False)
+    if idx is None:
+        from ..catalog.disclosure import split_ref
+
+        ref = split_ref(q)
+        if ref is not None:
+            idx = state.names.resolve(ref[0], enabled=False)
+    return idx
 
 
 def _semantic_ok(view: View[_State]) -> bool:

@@ -6,14 +6,22 @@ entry's shape differ. We merge into what is there (other servers and settings un
 back the old file up as `<file>.bak`, never write duplicates (same name = replace, identical
 entry = no write at all), and refuse to touch a file we cannot parse: clobbering a user's
 config to add one entry would be worse than asking them to fix it.
+
+The file is the user's: a symlink to it (dotfiles) stays a link and its target is replaced
+atomically with the target's permissions; we only write standard JSON/TOML, and before
+writing we parse what we are about to write with a strict parser and check it says exactly
+the old document plus our entry. A config holding a value we cannot write back as it was
+(a number like 1e400 that only parses as infinity) is refused, file untouched.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +30,19 @@ from typing import Any, Literal
 import tomlkit
 import tomlkit.exceptions
 
-from .. import jsonio
+from .. import jsonio, limits
 from ..errors import FormatError, UsageError
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# ~/.claude.json keeps per-project history and grows to megabytes; far above that is not a
+# config (or is /dev/zero behind a symlink).
+MAX_CONFIG_BYTES = 64 * 1024 * 1024
 
 Scope = Literal["project", "global"]
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -140,6 +157,14 @@ def launch_spec(
     if lockfile is not None and lockfile.absolute() != effective_home / LOCKFILE_NAME:
         args += ["--lockfile", str(lockfile.absolute())]
     args.append("serve")
+    for part in (cmd[0], *args):
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in a path: no config file can hold it
+            raise UsageError(
+                f"{part!r} is not valid UTF-8, so no client config can name it",
+                hint="use a --home/--lockfile path whose name is valid UTF-8",
+            ) from None
     return LaunchSpec(name=name, command=cmd[0], args=tuple(args))
 
 
@@ -164,21 +189,66 @@ def snippet(target: Target, spec: LaunchSpec) -> str:
 def apply(target: Target, spec: LaunchSpec) -> ApplyResult:
     """Merge our entry into the target file, atomically, with a `.bak` of the old file."""
     entry = client_entry(target.client, spec)
-    old = target.path.read_bytes() if target.path.exists() else None
+    old = _read_config(target)
     if target.is_toml:
         new, action = _merge_toml(target, old, spec.name, entry)
     else:
         new, action = _merge_json(target, old, spec.name, entry)
     if action == "unchanged":
         return ApplyResult(target, entry, action, None)
+    _check_round_trip(target, old, new, spec.name, entry)
     backup = None
-    mode = 0o644
     if old is not None:
-        mode = target.path.stat().st_mode & 0o777  # ~/.claude.json may hold secrets: keep 0600
+        # ~/.claude.json may hold secrets: the backup keeps the file's 0600
+        mode = stat.S_IMODE(os.stat(target.path).st_mode)
         backup = target.path.with_name(target.path.name + ".bak")
-        atomic_write_bytes(backup, old, mode)
-    atomic_write_bytes(target.path, new, mode)
+        atomic_write_bytes(backup, old, mode)  # a link at .bak is replaced, never followed
+    atomic_write_through(target.path, new)
     return ApplyResult(target, entry, action, backup)
+
+
+def _read_config(target: Target) -> bytes | None:
+    """The current file (through a symlink), None when absent; only a regular file, bounded,
+    opened without blocking (a FIFO or /dev/zero must not hang `mcp-config`)."""
+    try:
+        return limits.read_regular_file(
+            target.path, MAX_CONFIG_BYTES, what="client config", error=FormatError
+        )
+    except FileNotFoundError:
+        return None
+    except FormatError as exc:  # say it the way every other refusal of this file says it
+        raise _malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
+
+
+def _canonical(value: Any) -> str:
+    """A comparable form of a parsed document (NaN equals NaN, datetimes as text)."""
+    return json.dumps(value, sort_keys=True, default=str, allow_nan=True)
+
+
+def _check_round_trip(
+    target: Target, old: bytes | None, new: bytes, name: str, entry: dict[str, Any]
+) -> None:
+    """What we write, read back by a strict parser, is the old document plus our entry."""
+    try:
+        if target.is_toml:
+            before: Any = tomllib.loads(old.decode("utf-8")) if old else {}
+            after: Any = tomllib.loads(new.decode("utf-8"))
+        else:
+            before = jsonio.loads(old, source=str(target.path)) if old and old.strip() else {}
+            after = jsonio.loads(new, source=str(target.path))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, FormatError) as exc:
+        raise _malformed(
+            target, f"cannot be written back as standard {_kind(target)} ({exc})"
+        ) from None
+    servers = before.setdefault(target.key, {})
+    current = servers.get(name)
+    servers[name] = {**current, **entry} if isinstance(current, dict) else entry
+    if _canonical(after) != _canonical(before):
+        raise _malformed(target, f"would not read back as it was plus our entry as {_kind(target)}")
+
+
+def _kind(target: Target) -> str:
+    return "TOML" if target.is_toml else "JSON"
 
 
 def _malformed(target: Target, why: str) -> FormatError:
@@ -209,7 +279,28 @@ def _merge_json(
     action: Literal["added", "updated"] = "updated" if current is not None else "added"
     # Keep keys the user added to our entry (env, disabled, ...); ours win.
     servers[name] = {**current, **entry} if isinstance(current, dict) else entry
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), action
+    bad = _non_finite(doc)
+    if bad is not None:
+        raise _malformed(target, f"{bad} is out of range for a JSON number; it cannot be kept")
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    try:
+        return text.encode("utf-8"), action
+    except UnicodeEncodeError:  # a "\\ud800" escape in the file: keep it an escape
+        return (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("ascii"), action
+
+
+def _non_finite(value: Any, where: str = "$") -> str | None:
+    """JSON path of a number Python read as inf (1e400): json.dumps would write Infinity."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return path
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+    return None
 
 
 def _covers(current: Any, entry: dict[str, Any]) -> bool:

@@ -28,7 +28,7 @@ from ..errors import (
     UnsafePathError,
     UsageError,
 )
-from ..fsutil import CHUNK, remove_tree
+from ..fsutil import CHUNK, make_dirs, remove_tree
 from ..manifest import parse_index
 from ..registries import RegistryConfig
 from ..safety import check_relpath
@@ -123,7 +123,7 @@ class GitSource:
             return pygit2.Repository(str(self.clone_dir))
         if self.options.offline:
             raise self._offline_miss(self.pin[:12] if self.pin else self.ref or "HEAD")
-        self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.clone_dir.parent)
         if not self.network:
             # A local clone hard-links the object files: ~50x faster than packing a fetch.
             tmp = self.clone_dir.with_name(self.clone_dir.name + ".tmp")
@@ -253,7 +253,7 @@ class GitSource:
     def _ensure(self) -> pygit2.Commit:
         with self._lock:
             if self._commit is None:
-                self.clone_dir.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.clone_dir.parent)
                 # one fetch at a time per clone, across processes sharing the cache
                 with FileLock(str(self.clone_dir) + ".lock"):
                     repo = self._open_repo()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ontoskills.catalog.snapshot import FORMAT as snapshot_format
 from ontoskills.errors import NotFoundError
 from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
@@ -191,7 +192,7 @@ def test_snapshot_reused_then_invalidated_by_lock_change(
     assert len(new) == 1 and new != snaps  # old snapshots are cleaned up
     meta = json.loads(new[0].read_text())
     # 5 served + other/docs/hidden-gem, indexed but disabled (search names it, never serves it)
-    assert meta["format"] == 4 and len(meta["records"]) == 6 and meta["bm25_terms"]
+    assert meta["format"] == snapshot_format and len(meta["records"]) == 6 and meta["bm25_terms"]
     assert [r["key"] for r in meta["records"] if not r["enabled"]] == ["other/docs/hidden-gem"]
 
 

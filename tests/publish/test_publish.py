@@ -319,3 +319,20 @@ def test_hidden_unicode_and_missing_registry_are_refused(
     assert tree_state(folder_registry) == before
     code, text = inproc(make_package(tmp_path), tmp_path / "nowhere")
     assert code == 2 and "does not exist" in text
+
+
+def test_hidden_unicode_spelled_as_a_turtle_escape_is_refused(
+    tmp_path: Path, folder_registry: Path
+) -> None:
+    """`\\u202E` in a Turtle literal is the same bidi control once parsed: install always
+    caught it, publish and `registry verify` scanned only the raw bytes."""
+    pkg = make_package(tmp_path)
+    module = next(pkg.rglob("*.ttl"))
+    text = module.read_text()
+    assert "Use this skill" in text
+    module.write_text(text.replace("Use this skill", "Use this\\u202Eskill", 1))
+    pack(pkg)  # re-hash: the package is well formed, only its text is hostile
+    before = tree_state(folder_registry)
+    code, out = inproc(pkg, folder_registry)
+    assert code == 4 and "U+202E" in out
+    assert tree_state(folder_registry) == before

@@ -80,6 +80,14 @@ def test_disabled_best_match_is_named_not_served(
     assert named.disabled_lookup == "other/docs/hidden-gem"
     assert named.disabled[0].skill == "other/docs/hidden-gem"
     assert "is installed but disabled" in named.render()
+    # A part of a disabled skill: the same answer, not a search for the words.
+    part = svc.search("hidden-gem#knowledge")
+    assert part.disabled_lookup == "other/docs/hidden-gem"
+    with pytest.raises(NotFoundError) as err:
+        svc.context("other/docs/hidden-gem#knowledge")
+    assert "installed but disabled" in err.value.message
+    shown = cli("show", "hidden-gem#knowledge")
+    assert shown.returncode == 7 and "ontoskills enable other/docs/hidden-gem" in shown.stderr
     # A weak disabled match is not worth a line next to a strong enabled one.
     assert svc.search("write an implementation plan").disabled == []
     cli("enable", "other/docs/hidden-gem", check=True)

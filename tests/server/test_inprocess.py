@@ -139,16 +139,19 @@ def test_schema_resource_and_unknown_resource(installed: Path, mode: str) -> Non
 
 def test_min_trust_hides_lower_tiers_from_search_and_lookup(installed: Path) -> None:
     async def body(client: Client) -> tuple[Any, Any]:
-        search = await client.call_tool(TOOL_NAME, {"q": "add color", "top_k": 50})
+        search = await client.call_tool(
+            TOOL_NAME, {"q": "add color, then debug failing tests", "top_k": 50}
+        )
         lookup = await client.call_tool(TOOL_NAME, {"q": "acme/design/colorize"})
         return search.structured_content, lookup.structured_content
 
     search, lookup = drive(installed, "legacy", body, ServeOptions(min_trust="official"))
+    assert search["results"], "the official skills are still served"
     assert all(r["trust_tier"] == "official" for r in search["results"])
     assert "acme/design/colorize" not in [r["skill"] for r in search["results"]]
     assert lookup["kind"] == "search"  # community skill is not served as context
     open_search, _ = drive(installed, "legacy", body)
-    assert open_search["results"][0]["skill"] == "acme/design/colorize"
+    assert "acme/design/colorize" in [r["skill"] for r in open_search["results"]]
 
 
 def test_missing_lock_is_reported_not_fatal(env: dict[str, str]) -> None:
