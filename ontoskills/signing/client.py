@@ -38,6 +38,7 @@ from ..errors import (
     TargetMismatchError,
     ThresholdError,
 )
+from ..fsutil import check_path, make_dirs
 from ..manifest import parse_index
 from ..progress import Reporter
 from ..sources import IndexSnapshot, RemoteFile, Source
@@ -183,7 +184,8 @@ class SignedRegistry:
         self.source = source
         self.name = source.config.name
         self.state_dir = state_dir
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(state_dir)  # never through a symlinked folder of the home
+        check_path(state_dir / "root_history")
         self.fetcher = SourceFetcher(source)
         self._lock = threading.Lock()
         self._targets: dict[str, TargetFile | None] = {}

@@ -151,8 +151,7 @@ def _anchor(
                 f"(root keys {', '.join(k[:16] for k in root_keyids(md))}); pin it with "
                 "`ontoskills registry add NAME URL --root root.json`"
             )
-    state.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(stored, data)
+    atomic_write_bytes(stored, data)  # creates the folder, never through a symlink
     return data, state
 
 

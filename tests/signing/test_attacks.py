@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
-import pytest
 from tuf.api.metadata import Metadata, MetaFile, Snapshot, Timestamp
 
 from ontoskills.errors import EXIT_INTEGRITY, EXIT_SIGNATURE
 from ontoskills.signing import keys as keymod
 from ontoskills.signing.repo import meta_of
+from tests.conftest import CliRunner
 from tests.helpers.faults import Fault, FaultServer
 from tests.signing.conftest import Client, Signed, past
 
@@ -146,12 +147,18 @@ def test_endless_metadata(client: Client, signed: Signed) -> None:
     refused(client, EXIT_SIGNATURE, "metadata/timestamp.json is larger than", "endless")
 
 
-def test_endless_metadata_stream_over_http(client: Client, signed: Signed, kind: str) -> None:
-    if kind != "http":
-        pytest.skip("a stream without end is an HTTP shape")
+def test_endless_metadata_stream_over_http(
+    cli: CliRunner, env: dict[str, str], signed: Signed, tmp_path: Path
+) -> None:
+    """A timestamp.json that never ends (HTTP only: a file on disk or in git has a size)."""
     with FaultServer(signed.root) as srv:
+        client = Client(
+            cli, Path(env["ONTOSKILLS_HOME"]), "http", srv.url, signed.root / "metadata/1.root.json"
+        )
+        client.add()
+        client.cli("install", "acme/tools", check=True)
+        signed.publish("acme/extra")
         srv.fail(r"timestamp\.json$", Fault("flood", size=64 * 1024 * 1024), times=None)
-        client.add(srv.url)
         refused(client, EXIT_SIGNATURE, "larger than", "endless")
 
 
