@@ -5,6 +5,7 @@ no other exception. Same profiles as test_fuzz_parsers.py (ci fast, slow for fuz
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import shutil
@@ -30,6 +31,8 @@ from ontoskills.sources.git import check_ref_component, ref_problem
 from tests.hardening import strategies as hs
 
 SANDBOX = Path(tempfile.mkdtemp(prefix="ontoskills-fuzz-inputs-"))
+# Made at import (hypothesis needs fixed paths), so removed at interpreter exit, not by a fixture.
+atexit.register(shutil.rmtree, SANDBOX, ignore_errors=True)
 
 
 @given(st.sampled_from(sorted(envvars.VARS)), hs.env_values)

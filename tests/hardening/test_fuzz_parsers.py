@@ -4,6 +4,7 @@ later write escape its root. Profiles in conftest.py (ci fast, slow for benchmar
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import shutil
@@ -23,6 +24,8 @@ from tests.hardening import strategies as hs
 
 EXIT_CODES = {1, 2, 3, 4, 5, 6, 7}
 SANDBOX = Path(tempfile.mkdtemp(prefix="ontoskills-fuzz-"))
+# Made at import (hypothesis needs fixed paths), so removed at interpreter exit, not by a fixture.
+atexit.register(shutil.rmtree, SANDBOX, ignore_errors=True)
 ROOT = SANDBOX / "root"
 ROOT.mkdir()
 (SANDBOX / "outside").mkdir()  # a sibling a traversal would land in
