@@ -13,7 +13,8 @@ sys.path.insert(0, str(REPO))
 
 from ontoskills.config import Config  # noqa: E402
 from ontoskills.install.lifecycle import set_enabled  # noqa: E402
-from ontoskills.install.operations import InstallOptions, install  # noqa: E402
+from ontoskills.install.operations import install  # noqa: E402
+from ontoskills.install.options import InstallOptions  # noqa: E402
 from ontoskills.install.session import Session  # noqa: E402
 from ontoskills.manifest import parse_index  # noqa: E402
 from ontoskills.paths import Cache, Home  # noqa: E402

@@ -29,7 +29,8 @@ from ontoskills.embeddings import hub  # noqa: E402
 from ontoskills.embeddings.encoder import Encoder  # noqa: E402
 from ontoskills.embeddings.export import export_tree  # noqa: E402
 from ontoskills.embeddings.vectors import read_modules  # noqa: E402
-from ontoskills.install.operations import InstallOptions, install  # noqa: E402
+from ontoskills.install.operations import install  # noqa: E402
+from ontoskills.install.options import InstallOptions  # noqa: E402
 from ontoskills.install.session import Session  # noqa: E402
 from ontoskills.paths import Cache, Home  # noqa: E402
 from ontoskills.sources import SourceOptions  # noqa: E402

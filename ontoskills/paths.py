@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -170,10 +171,11 @@ class Cache:
 
     def read_blob(self, sha256: str) -> bytes | None:
         """The blob's bytes if it is there and intact; a damaged blob is dropped."""
-        try:
-            data = self.blob(sha256).read_bytes()
-        except OSError:
+        src = self._open_blob(sha256)
+        if src is None:
             return None
+        with src:
+            data = src.read()
         if hashlib.sha256(data).hexdigest() != sha256:
             remove_file(self.blob(sha256))
             return None
@@ -184,9 +186,8 @@ class Cache:
         absent or damaged (then dropped; `dest` holds junk the caller overwrites)."""
         digest = hashlib.sha256()
         size = 0
-        try:
-            src = open(self.blob(sha256), "rb")  # noqa: SIM115 - closed below
-        except OSError:
+        src = self._open_blob(sha256)
+        if src is None:
             return None
         with src, open(dest, "wb") as out:  # errors writing dest are the caller's to map
             for chunk in _chunks(src):
@@ -197,6 +198,28 @@ class Cache:
             remove_file(self.blob(sha256))
             return None
         return size
+
+    def _open_blob(self, sha256: str) -> BinaryIO | None:
+        """The blob opened for reading, or None when absent or not a regular file. The cache
+        is untrusted input (fsutil: guarded roots): a blob planted as a FIFO would block
+        open() and one linked to /dev/zero would read forever, so open non-blocking, check
+        what was opened, and drop anything that is not a regular file."""
+        path = self.blob(sha256)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            return None
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            regular = False
+        if not regular:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                remove_file(path)
+            return None
+        return os.fdopen(fd, "rb")
 
     def _replace(self, path: Path, fill: Callable[[BinaryIO], object]) -> None:
         # the cache is a guarded root: no write through a planted link (fsutil)

@@ -46,6 +46,16 @@ class RegistryConfig:
                 hint="remove them from the URL and set ONTOSKILLS_TOKEN (or GITHUB_TOKEN) instead",
             )
 
+    def to_json(self) -> dict[str, Any]:
+        """`registry add/list --json` (a public shape: keys written out)."""
+        return {
+            "name": self.name,
+            "url": self.url,
+            "kind": str(self.kind),
+            "trust": None if self.trust is None else str(self.trust),
+            "root": self.root,  # the pinned TUF root (signed registries), else null
+        }
+
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"url": self.url, "kind": str(self.kind)}
         if self.trust:

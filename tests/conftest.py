@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.domain import Domain
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
 
@@ -47,7 +49,16 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def cli(env: dict[str, str]) -> CliRunner:
     """Run the real CLI in a subprocess: `cli("install", "a/b", check=True)`."""
+    return subprocess_runner(env)
 
+
+@pytest.fixture
+def cli_process(env: dict[str, str]) -> CliRunner:
+    """The subprocess CLI, for the tests of a module whose `cli` runs in-process."""
+    return subprocess_runner(env)
+
+
+def subprocess_runner(env: dict[str, str]) -> CliRunner:
     def run(
         *args: str,
         check: bool = False,
@@ -73,3 +84,18 @@ def cli(env: dict[str, str]) -> CliRunner:
         return proc
 
     return run
+
+
+@pytest.fixture
+def cli_inproc(env: dict[str, str], capfd: pytest.CaptureFixture[str]) -> CliRunner:
+    """The same CLI entry as `cli`, in this process (no interpreter start-up): for tests of
+    what a verb prints and returns. Stdin, signals and a second process need `cli`."""
+    from tests.helpers.inproc import inprocess_runner
+
+    return inprocess_runner(capfd, env)
+
+
+@pytest.fixture
+def domain(env: dict[str, str]) -> Domain:
+    """The install domain in-process on the `env` home (tests/helpers/domain.py)."""
+    return Domain()

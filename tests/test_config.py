@@ -34,6 +34,13 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _load(tmp_path: Path, text: str) -> Config:
     path = tmp_path / "config.toml"
     path.write_text(text)

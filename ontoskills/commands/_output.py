@@ -17,9 +17,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
 from ._context import AppContext, in_ci
+from ._result import CommandResult, Doc, Reported
 
-SCHEMA_VERSION = 1
-T = TypeVar("T")
+R = TypeVar("R", bound="Reported | None")
 # `ontoskills list --json | head -0`: the reader went away. Like git (killed by SIGPIPE, which
 # a shell reports as 128 + 13), end quietly with that status: not an error to print, and a
 # `set -o pipefail` script still sees that our output was not all read.
@@ -75,9 +75,12 @@ def stderr_console(app: AppContext) -> Console:
 
 
 class Output:
+    """One command's output: its result (data, warnings, error) and the two renderers."""
+
     def __init__(self, app: AppContext) -> None:
         self.app = app
         self.err = stderr_console(app)
+        self.result = CommandResult()
 
     # human-facing lines -------------------------------------------------------------
     def info(self, message: str) -> None:
@@ -89,11 +92,15 @@ class Output:
             self.err.print(f"[green]✓[/green] {escape(message)}")
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {escape(message)}")
+        """Every warning of the command comes here (the domain's through the reporter): on
+        stderr when it happens, and into the result, so `--json` lists it too. Once each."""
+        if self.result.warn(message):
+            self.err.print(f"[yellow]warning:[/yellow] {escape(message)}")
 
     # machine-facing ---------------------------------------------------------------
-    def json(self, payload: dict[str, Any]) -> None:
-        doc = {"schema_version": SCHEMA_VERSION, **payload}
+    def json(self) -> None:
+        """The result as the one JSON document on stdout."""
+        doc = self.result.to_json()
         with writing_stdout():
             sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
@@ -167,34 +174,51 @@ class RichReporter:
             self._progress = None
 
 
-def run(app: AppContext, fn: Callable[[Output], T]) -> T:
-    """Call a command body; turn domain errors into a one-line message and an exit code."""
+def run(
+    app: AppContext,
+    body: Callable[[Output], R],
+    text: Callable[[Output, R], None] | None = None,
+) -> None:
+    """Run a command: `body` calls the domain and returns what the verb reports; `text`
+    renders it for a person (JSON is the result's own `to_json()`). Domain errors become a
+    one-line message (+ the JSON error document) and an exit code."""
     out = Output(app)
     try:
-        return fn(out)
+        data = body(out)
+        out.result.data = data
+        if app.json:
+            if data is not None:
+                out.json()
+        elif text is not None:
+            text(out, data)
     except StdoutClosed:
         raise typer.Exit(stdout_closed()) from None
     except OntoskillsError as exc:
         render_error(out, exc)
-        raise typer.Exit(exc.exit_code) from None
     except OSError as exc:  # disk full, read-only home: the transaction already rolled back
-        err = from_os_error(exc)
-        render_error(out, err)
-        raise typer.Exit(err.exit_code) from None
+        render_error(out, from_os_error(exc))
     except KeyboardInterrupt:
         out.err.print("[red]interrupted[/red]: nothing was changed that was not finished")
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    if out.result.exit_code:
+        raise typer.Exit(out.result.exit_code)
+
+
+def print_text(out: Output, doc: Doc) -> None:
+    """The text renderer of a `Doc` that carries its text (stdout)."""
+    if doc.text is not None:
+        out.stdout(doc.text)
 
 
 def render_error(out: Output, exc: OntoskillsError) -> None:
+    out.result.fail(exc)
     out.err.print(f"[red]error:[/red] {escape(exc.message)}")
     if exc.hint:
         out.err.print(f"[dim]hint:[/dim] {escape(exc.hint)}")
     if out.app.json:
-        # A failing --json run still prints one document, so scripts can parse the reason.
+        # A failing --json run still prints one document, so scripts can parse the reason
+        # (and the warnings emitted before it failed).
         try:
-            out.json(
-                {"error": {"message": exc.message, "hint": exc.hint, "exit_code": exc.exit_code}}
-            )
+            out.json()
         except StdoutClosed:  # the reader left; the error's own exit code still says why
             stdout_closed()

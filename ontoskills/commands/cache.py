@@ -11,6 +11,7 @@ from ..fsutil import remove_tree
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def _size(path: Path) -> int:
@@ -26,21 +27,19 @@ def register(app: typer.Typer) -> None:
         """Print the cache folder."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             root = app_ctx.cache.root
-            if app_ctx.json:
-                out.json({"path": str(root), "bytes": _size(root)})
-            else:
-                out.stdout(str(root))
+            # sized only for --json: a large cache need not be walked to print a path
+            return Doc({"path": str(root), "bytes": _size(root) if app_ctx.json else 0})
 
-        run(app_ctx, body)
+        run(app_ctx, body, lambda out, doc: out.stdout(doc.payload["path"]))
 
     @cache_app.command("clean")
     def cache_clean(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
         """Delete every cached download (installed packages are not affected)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             root = app_ctx.cache.root
             if root.exists() and not root.is_dir():  # never delete a file a typo pointed at
                 raise UsageError(
@@ -49,9 +48,10 @@ def register(app: typer.Typer) -> None:
                 )
             freed = _size(root)
             remove_tree(root)
-            if app_ctx.json:
-                out.json({"path": str(root), "freed_bytes": freed})
-            else:
-                out.success(f"removed {root} ({freed / 1e6:.1f} MB)")
+            return Doc({"path": str(root), "freed_bytes": freed})
 
-        run(app_ctx, body)
+        def text(out: Output, doc: Doc) -> None:
+            freed = doc.payload["freed_bytes"]
+            out.success(f"removed {doc.payload['path']} ({freed / 1e6:.1f} MB)")
+
+        run(app_ctx, body, text)

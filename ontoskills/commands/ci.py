@@ -5,11 +5,10 @@ from __future__ import annotations
 import typer
 
 from ..install.lifecycle import ci
-from ..install.operations import InstallOptions
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import MinTrustOpt, StrictOpt, render_report
+from .install import MinTrustOpt, StrictOpt, run_mutation
 
 
 def register(app: typer.Typer) -> None:
@@ -25,9 +24,4 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
         opts = InstallOptions(min_trust=min_trust, frozen=True, strict=strict)
 
-        def body(out: Output) -> None:
-            with out.reporter() as rep:
-                report = ci(app_ctx.session(rep), opts)
-            render_report(out, report, "ci")
-
-        run(app_ctx, body)
+        run_mutation(app_ctx, lambda s: ci(s, opts), warm=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..errors import EXIT_INTEGRITY, EXIT_LOCK, EXIT_OTHER
-from ..install.queries import doctor
+from ..install.queries import DoctorReport, doctor
 from ..install.state import describe
 from . import _context
 from ._context import JsonOpt, QuietOpt
@@ -31,54 +31,40 @@ def register(app: typer.Typer) -> None:
         """
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> int:
-            rep = doctor(app_ctx.session(), fast=fast)
-            if app_ctx.json:
-                out.json(
-                    {
-                        "healthy": rep.healthy,
-                        "lock_error": rep.lock_error,
-                        "packages": {
-                            pid: {**d.__dict__, "clean": d.clean} for pid, d in rep.packages.items()
-                        },
-                        "unmanaged": rep.unmanaged,
-                        "staging": rep.staging,
-                        "stale_lock_owner": rep.stale_owner,
-                        "problems": rep.problems,
-                        "model_drift": rep.model_drift,
-                        "planted_links": rep.planted_links,
-                    }
-                )
-            else:
-                for link in rep.planted_links:
-                    out.warn(
-                        f"{link} is a symlink where ontoskills keeps a folder; every command "
-                        "refuses to write through it: remove it"
-                    )
-                if rep.lock_error:
-                    out.warn(rep.lock_error)
-                for pid, drift in rep.packages.items():
-                    if drift.clean:
-                        out.success(f"{pid}: all files match the lock")
-                    else:
-                        out.warn(f"{pid}: {describe(drift)}")
-                for pid in rep.unmanaged:
-                    out.warn(
-                        f"{pid}: installed folder not in the lock (`ontoskills ci` removes it)"
-                    )
-                for name in rep.staging:
-                    out.warn(f"leftover staging {name}: the next install/remove repairs it")
-                if rep.stale_owner:
-                    out.warn(f"stale lock owner record (pid {rep.stale_owner.get('pid')}, gone)")
-                for problem in rep.model_drift + rep.problems:
-                    out.warn(problem)
-                if rep.healthy:
-                    out.success("healthy")
-            if rep.drifted:
-                return EXIT_INTEGRITY
-            if rep.lock_error:  # a malformed lock is exit 3 everywhere (docs/CLI.md)
-                return EXIT_LOCK
-            return 0 if rep.healthy else EXIT_OTHER
+        def body(out: Output) -> DoctorReport:
+            with out.reporter() as rep:
+                report = doctor(app_ctx.session(rep), fast=fast)
+            if report.drifted:
+                out.result.exit_code = EXIT_INTEGRITY
+            elif report.lock_error:  # a malformed lock is exit 3 everywhere (docs/CLI.md)
+                out.result.exit_code = EXIT_LOCK
+            elif not report.healthy:
+                out.result.exit_code = EXIT_OTHER
+            return report
 
-        code = run(app_ctx, body)
-        raise typer.Exit(code)
+        run(app_ctx, body, render)
+
+
+def render(out: Output, rep: DoctorReport) -> None:
+    for link in rep.planted_links:
+        out.warn(
+            f"{link} is a symlink where ontoskills keeps a folder; every command refuses to "
+            "write through it: remove it"
+        )
+    if rep.lock_error:
+        out.warn(rep.lock_error)
+    for pid, drift in rep.packages.items():
+        if drift.clean:
+            out.success(f"{pid}: all files match the lock")
+        else:
+            out.warn(f"{pid}: {describe(drift)}")
+    for pid in rep.unmanaged:
+        out.warn(f"{pid}: installed folder not in the lock (`ontoskills ci` removes it)")
+    for name in rep.staging:
+        out.warn(f"leftover staging {name}: the next install/remove repairs it")
+    if rep.stale_owner:
+        out.warn(f"stale lock owner record (pid {rep.stale_owner.get('pid')}, gone)")
+    for problem in rep.model_drift + rep.problems:
+        out.warn(problem)
+    if rep.healthy:
+        out.success("healthy")

@@ -14,6 +14,7 @@ from ..safety import parse_spec
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
         have none (kept as derived data, never in the verified package files)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             from ..embeddings.export import export_installed, export_tree  # heavy: numpy, onnx
 
             if ontology_root is not None or output_dir is not None:
@@ -80,14 +81,7 @@ def register(app: typer.Typer) -> None:
                     "intents": res.intents,
                     "files": res.files,
                 }
-                if app_ctx.json:
-                    out.json(payload)
-                else:
-                    out.success(
-                        f"exported {res.intents} intent vectors of {res.modules} modules into "
-                        f"{len(res.files)} intents.json files + model in {output_dir}"
-                    )
-                return
+                return Doc(payload)
             if not packages:
                 raise UsageError(
                     "name installed packages, or pass --ontology-root DIR --output-dir DIR",
@@ -100,10 +94,17 @@ def register(app: typer.Typer) -> None:
                 lock = load(app_ctx.lockfile)
                 for pid in pids:
                     counts[pid] = export_installed(home, config, lock, pid, rep)
-            if app_ctx.json:
-                out.json({"command": "export-embeddings", "derived": counts})
-            else:
-                for pid, n in counts.items():
-                    out.success(f"{pid}: {n} derived intent vectors")
+            return Doc({"command": "export-embeddings", "derived": counts})
 
-        run(app_ctx, body)
+        def text(out: Output, doc: Doc) -> None:
+            d = doc.payload
+            if "derived" in d:
+                for pid, n in d["derived"].items():
+                    out.success(f"{pid}: {n} derived intent vectors")
+            else:
+                out.success(
+                    f"exported {d['intents']} intent vectors of {d['modules']} modules into "
+                    f"{len(d['files'])} intents.json files + model in {output_dir}"
+                )
+
+        run(app_ctx, body, text)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from ..install.operations import InstallOptions, Report, install
+from ..errors import OntoskillsError
+from ..install.mutation import Report
+from ..install.operations import install
+from ..install.options import InstallOptions
+from ..install.session import Session
 from ..manifest import Tier
+from ..progress import Reporter
 from . import _context
-from ._context import JsonOpt, QuietOpt
+from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 
 MinTrustOpt = Annotated[
@@ -39,21 +45,8 @@ StrictOpt = Annotated[
 ]
 
 
-def render_report(out: Output, report: Report, verb: str) -> None:
-    if out.app.json:
-        out.json(
-            {
-                "command": verb,
-                "lockfile": str(out.app.lockfile),
-                "lock_changed": report.lock_changed,
-                "changes": [c.__dict__ for c in report.changes],
-                "warnings": report.warnings,
-                "recovered": report.recovered,
-            }
-        )
-        return
-    for warning in report.warnings:
-        out.warn(warning)
+def render_report(out: Output, report: Report) -> None:
+    """The text of every mutating verb (its warnings are already on stderr)."""
     for c in report.changes:
         if c.action == "unchanged":
             out.info(f"  {c.package_id} {c.version} already up to date")
@@ -78,6 +71,45 @@ def render_report(out: Output, report: Report, verb: str) -> None:
                     f"served by search or the MCP server): {', '.join(c.disabled)}"
                 )
                 out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
+
+
+def run_mutation(
+    app: AppContext, action: Callable[[Session], Report], *, warm: bool = False
+) -> None:
+    """Run a mutating verb's domain call with a progress reporter and render its report;
+    `warm`: then build the search index (install, ci, update: the verbs that fetch)."""
+
+    def body(out: Output) -> Report:
+        with out.reporter() as rep:
+            report = action(app.session(rep))
+            if warm:
+                warm_search_index(app, report, rep)
+            return report
+
+    run(app, body, render_report)
+
+
+def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
+    """Build the search index now when the home has an encoder and the tree changed.
+
+    Its first build encodes every skill's description (seconds per hundred skills: 18 s for
+    the 626 of the full registry), and without this the first `search`, or the first MCP
+    call of a server an agent just started, paid for it. A failure here loses nothing (the
+    index is derived data; the next search builds it), so it is a warning, not an error.
+    """
+    if not report.lock_changed and all(c.action == "unchanged" for c in report.changes):
+        return
+    from ..lockfile import load
+
+    try:
+        if load(app.lockfile).embeddings is None:
+            return
+        from ..search.service import SkillService  # numpy, pyoxigraph: only on this path
+
+        rep.stage("indexing the installed skills for search")
+        SkillService(app.home, app.lockfile, app.config).refresh()
+    except OntoskillsError as exc:
+        rep.warn(f"search index not built now ({exc.message}); the first search builds it")
 
 
 def register(app: typer.Typer) -> None:
@@ -115,9 +147,4 @@ def register(app: typer.Typer) -> None:
             allow_trust_downgrade=allow_trust_downgrade,
         )
 
-        def body(out: Output) -> None:
-            with out.reporter() as rep:
-                report = install(app_ctx.session(rep), list(specs or []), opts)
-            render_report(out, report, "install")
-
-        run(app_ctx, body)
+        run_mutation(app_ctx, lambda s: install(s, list(specs or []), opts), warm=True)

@@ -11,6 +11,7 @@ from ..install.queries import list_packages, package_info
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -19,11 +20,13 @@ def register(app: typer.Typer) -> None:
         """List installed packages with their version, trust tier and skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
-            rows = list_packages(app_ctx.session())
-            if app_ctx.json:
-                out.json({"lockfile": str(app_ctx.lockfile), "packages": rows})
-                return
+        def body(out: Output) -> Doc:
+            with out.reporter() as rep:
+                rows = list_packages(app_ctx.session(rep))
+            return Doc({"lockfile": str(app_ctx.lockfile), "packages": rows})
+
+        def text(out: Output, doc: Doc) -> None:
+            rows = doc.payload["packages"]
             if not rows:
                 out.info("no packages installed")
                 return
@@ -35,7 +38,7 @@ def register(app: typer.Typer) -> None:
                 table.add_row(r["package"], r["version"], r["trust_tier"], skills, str(r["files"]))
             out.print_stdout(table)
 
-        run(app_ctx, body)
+        run(app_ctx, body, text)
 
     @app.command("info")
     def info_cmd(
@@ -47,11 +50,12 @@ def register(app: typer.Typer) -> None:
         """Show an installed package: registry, commit, integrity, skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
-            info = package_info(app_ctx.session(), package)
-            if app_ctx.json:
-                out.json(info)
-                return
+        def body(out: Output) -> Doc:
+            with out.reporter() as rep:
+                return Doc(package_info(app_ctx.session(rep), package))
+
+        def text(out: Output, doc: Doc) -> None:
+            info = doc.payload
             reg = info["registry"]
             lines = [
                 f"{info['package']} {info['version']}  [{info['trust_tier']}]",
@@ -68,4 +72,4 @@ def register(app: typer.Typer) -> None:
                 lines.append(f"  [{mark}] {s['id']}: {s['description'][:90]}")
             out.stdout("\n".join(line for line in lines if line is not None))
 
-        run(app_ctx, body)
+        run(app_ctx, body, text)

@@ -11,6 +11,7 @@ from ..choices import Choice
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 class SbomFormat(Choice):
@@ -36,30 +37,37 @@ def export_cmd(
     """Every locked package, version, registry, commit and file sha256 as an SBOM."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
+    def body(out: Output) -> Doc:
+        import json as jsonlib
+
         from .. import sbom
         from ..fsutil import atomic_write_text
         from ..lockfile import load
 
         lock = load(app_ctx.lockfile, required=True)
         text = sbom.export(lock, app_ctx.lockfile)
-        if output is None:
-            out.stdout(text)  # the document is the (JSON) output
-            return
-        atomic_write_text(output, text)
-        if app_ctx.json:
-            out.json(
-                {
-                    "command": "lock export",
-                    "format": format.value,
-                    "output": str(output),
-                    "packages": len(lock.packages),
-                }
-            )
-        else:
-            out.success(f"wrote {output} ({format.value}, {len(lock.packages)} packages)")
+        if output is not None:
+            atomic_write_text(output, text)
+        return Doc(
+            {
+                "command": "lock export",
+                "format": format.value,
+                "output": None if output is None else str(output),
+                "packages": len(lock.packages),
+                # --json without --output: the SBOM inside our document (one JSON on stdout)
+                "sbom": jsonlib.loads(text) if output is None else None,
+            },
+            text=text if output is None else None,  # without --json: the SBOM is the output
+        )
 
-    run(app_ctx, body)
+    def render(out: Output, doc: Doc) -> None:
+        if doc.text is not None:
+            out.stdout(doc.text)
+        else:
+            p = doc.payload
+            out.success(f"wrote {p['output']} ({p['format']}, {p['packages']} packages)")
+
+    run(app_ctx, body, render)
 
 
 def register(app: typer.Typer) -> None:

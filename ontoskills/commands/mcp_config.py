@@ -12,6 +12,7 @@ from ..server import clients
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +43,7 @@ def register(app: typer.Typer) -> None:
         """Register the MCP server with a client (merges, backs up, idempotent)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             if project and global_:
                 raise UsageError("--project and --global are exclusive", hint="pass one of them")
             scope: clients.Scope | None = "project" if project else "global" if global_ else None
@@ -54,40 +55,40 @@ def register(app: typer.Typer) -> None:
             )
             spec = clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
             if print_only:
-                text = clients.snippet(target, spec)
-                if app_ctx.json:
-                    out.json(
-                        {
-                            "client": target.client,
-                            "scope": target.scope,
-                            "path": str(target.path),
-                            "snippet": text,
-                        }
-                    )
-                else:
-                    out.info(f"# add to {target.path}")
-                    out.stdout(text)
-                return
-            result = clients.apply(target, spec)
-            if app_ctx.json:
-                out.json(
+                return Doc(
                     {
                         "client": target.client,
                         "scope": target.scope,
                         "path": str(target.path),
-                        "name": spec.name,
-                        "action": result.action,
-                        "backup": str(result.backup) if result.backup else None,
-                        "entry": result.entry,
+                        "snippet": clients.snippet(target, spec),
                     }
                 )
-                return
-            if result.action == "unchanged":
-                out.success(f"{target.path} already has {spec.name!r}; nothing changed")
-            else:
-                out.success(f"{result.action} {spec.name!r} in {target.path}")
-                if result.backup:
-                    out.info(f"previous file saved as {result.backup}")
-            out.info(f"restart {target.client} to pick up the server")
+            result = clients.apply(target, spec)
+            return Doc(
+                {
+                    "client": target.client,
+                    "scope": target.scope,
+                    "path": str(target.path),
+                    "name": spec.name,
+                    "action": result.action,
+                    "backup": str(result.backup) if result.backup else None,
+                    "entry": result.entry,
+                }
+            )
 
-        run(app_ctx, body)
+        run(app_ctx, body, render)
+
+
+def render(out: Output, doc: Doc) -> None:
+    d = doc.payload
+    if "snippet" in d:  # --print
+        out.info(f"# add to {d['path']}")
+        out.stdout(d["snippet"])
+        return
+    if d["action"] == "unchanged":
+        out.success(f"{d['path']} already has {d['name']!r}; nothing changed")
+    else:
+        out.success(f"{d['action']} {d['name']!r} in {d['path']}")
+        if d["backup"]:
+            out.info(f"previous file saved as {d['backup']}")
+    out.info(f"restart {d['client']} to pick up the server")

@@ -9,6 +9,7 @@ from ..install.queries import outdated
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -17,12 +18,12 @@ def register(app: typer.Typer) -> None:
         """Compare installed packages with their registry (version, content, trust)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             with out.reporter() as rep:
-                rows = outdated(app_ctx.session(rep))
-            if app_ctx.json:
-                out.json({"packages": rows})
-                return
+                return Doc({"packages": outdated(app_ctx.session(rep))})
+
+        def text(out: Output, doc: Doc) -> None:
+            rows = doc.payload["packages"]
             stale = [r for r in rows if r["status"] != "current"]
             if not stale:
                 out.info("everything is up to date")
@@ -43,4 +44,4 @@ def register(app: typer.Typer) -> None:
                 )
             out.print_stdout(table)
 
-        run(app_ctx, body)
+        run(app_ctx, body, text)

@@ -11,6 +11,7 @@ from ..errors import UsageError
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -41,7 +42,7 @@ def register(app: typer.Typer) -> None:
         """Write package.json (manifest + `files` hashes) for a folder of skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out_: Output) -> None:
+        def body(out_: Output) -> Doc:
             # imported here: markdown-it/pyoxigraph are not needed by every other verb
             from ..publish.pack import pack
             from ..publish.skillmd import convert
@@ -61,25 +62,25 @@ def register(app: typer.Typer) -> None:
                     directory, package_id=package_id, version=version, description=description
                 )
             m = result.manifest
-            if app_ctx.json:
-                out_.json(
-                    {
-                        "command": "pack",
-                        "path": str(result.root / "package.json"),
-                        "written": result.written,
-                        "package_id": m["package_id"],
-                        "version": m["version"],
-                        "skills": [s["id"] for s in m["skills"]],
-                        "modules": len(m["modules"]),
-                        "files": m["files"],
-                    }
-                )
-                return
-            state = "wrote" if result.written else "unchanged"
-            out_.success(
-                f"{state} {result.root / 'package.json'}: {m['package_id']} {m['version']}, "
-                f"{len(m['skills'])} skills, {len(m['modules'])} modules, "
-                f"{len(m['files'])} files"
+            return Doc(
+                {
+                    "command": "pack",
+                    "path": str(result.root / "package.json"),
+                    "written": result.written,
+                    "package_id": m["package_id"],
+                    "version": m["version"],
+                    "skills": [s["id"] for s in m["skills"]],
+                    "modules": len(m["modules"]),
+                    "files": m["files"],
+                }
             )
 
-        run(app_ctx, body)
+        def text(out_: Output, doc: Doc) -> None:
+            d = doc.payload
+            state = "wrote" if d["written"] else "unchanged"
+            out_.success(
+                f"{state} {d['path']}: {d['package_id']} {d['version']}, "
+                f"{len(d['skills'])} skills, {d['modules']} modules, {len(d['files'])} files"
+            )
+
+        run(app_ctx, body, text)

@@ -17,11 +17,6 @@ if TYPE_CHECKING:
 
 
 def render(out: Output, r: PublishResult) -> None:
-    if out.app.json:
-        out.json({"command": "publish", **r.as_json()})
-        return
-    for w in r.warnings:
-        out.warn(w)
     if r.dry_run:
         out.stdout(f"# dry run: {r.package_id} {r.version} -> {r.registry} ({r.target})")
         for f in r.files:
@@ -99,9 +94,8 @@ def register(app: typer.Typer) -> None:
             keys_dir=keys,
         )
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> PublishResult:
             with out.reporter() as rep:
-                result = publish(directory, opts, rep)
-            render(out, result)
+                return publish(directory, opts, rep)
 
-        run(app_ctx, body)
+        run(app_ctx, body, render)

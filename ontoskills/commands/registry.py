@@ -14,6 +14,7 @@ from ..safety import is_valid_name
 from . import _context, registry_maint, registry_signing
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 registry_app = typer.Typer(
     help="Manage registries (where packages come from).", no_args_is_help=True
@@ -48,7 +49,7 @@ def add_cmd(
     """Add (or replace) a registry; resolution tries registries in the order added."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
+    def body(out: Output) -> Doc:
         if not is_valid_name(name):
             raise UsageError(
                 f"invalid registry name {name!r}", hint="lowercase letters, digits, . _ -"
@@ -71,15 +72,15 @@ def add_cmd(
         existing = [r for r in cfg.registries if r.name != name]
         cfg.registries = [*existing, reg]
         cfg.save()
-        if app_ctx.json:
-            out.json({"registry": reg.__dict__, "root_fingerprints": prints})
-        else:
-            out.success(
-                f"registry {name} -> {location} ({reg.kind}{', trust ≤ ' + trust if trust else ''}"
-                f"{', signed' if reg.root else ''})"
-            )
+        return Doc({"registry": reg.to_json(), "root_fingerprints": prints})
 
-    run(app_ctx, body)
+    def text(out: Output, doc: Doc) -> None:
+        reg = doc.payload["registry"]
+        cap = f", trust ≤ {reg['trust']}" if reg["trust"] else ""
+        signed = ", signed" if reg["root"] else ""
+        out.success(f"registry {reg['name']} -> {reg['url']} ({reg['kind']}{cap}{signed})")
+
+    run(app_ctx, body, text)
 
 
 @registry_app.command("list")
@@ -87,19 +88,20 @@ def list_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False)
     """Show registries in resolution order (the public OntoStore when none is configured)."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
+    def body(out: Output) -> Doc:
         cfg = app_ctx.config
-        regs = cfg.effective_registries()
-        if app_ctx.json:
-            out.json({"registries": [{**r.__dict__, "default": not cfg.registries} for r in regs]})
-            return
-        for r in regs:
-            trust = f"  trust ≤ {r.trust}" if r.trust else ""
-            default = "  (default)" if not cfg.registries else ""
-            signed = f"  signed (root {r.root})" if r.root else ""
-            out.stdout(f"{r.name}\t{r.kind}\t{r.url}{trust}{signed}{default}")
+        default = not cfg.registries
+        regs = [{**r.to_json(), "default": default} for r in cfg.effective_registries()]
+        return Doc({"registries": regs})
 
-    run(app_ctx, body)
+    def text(out: Output, doc: Doc) -> None:
+        for r in doc.payload["registries"]:
+            trust = f"  trust ≤ {r['trust']}" if r["trust"] else ""
+            signed = f"  signed (root {r['root']})" if r["root"] else ""
+            default = "  (default)" if r["default"] else ""
+            out.stdout(f"{r['name']}\t{r['kind']}\t{r['url']}{trust}{signed}{default}")
+
+    run(app_ctx, body, text)
 
 
 @registry_app.command("remove")
@@ -112,18 +114,15 @@ def remove_cmd(
     """Remove a registry from the config (installed packages stay installed)."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
+    def body(out: Output) -> Doc:
         cfg = app_ctx.config
         if cfg.registry(name) is None:
             raise NotFoundError(f"no registry named {name}", hint="see `ontoskills registry list`")
         cfg.registries = [r for r in cfg.registries if r.name != name]
         cfg.save()
-        if app_ctx.json:
-            out.json({"removed": name})
-        else:
-            out.success(f"removed registry {name}")
+        return Doc({"removed": name})
 
-    run(app_ctx, body)
+    run(app_ctx, body, lambda out, doc: out.success(f"removed registry {doc.payload['removed']}"))
 
 
 def _pin_root(

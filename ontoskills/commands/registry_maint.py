@@ -13,6 +13,7 @@ from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 
 KeysOpt = Annotated[
     Path | None,
@@ -47,9 +48,6 @@ def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> Source:
 
 
 def render_verify(out: Output, report: VerifyReport) -> None:
-    if out.app.json:
-        out.json({"command": "registry verify", **report.as_json()})
-        return
     for f in report.findings:
         where = f"{f.package}: " if f.package else ""
         line = f"[{f.code}] {where}{f.message}"
@@ -106,7 +104,7 @@ def register_into(registry_app: typer.Typer) -> None:
         """Create a new registry (index.json, README, packages/; a git repo unless --no-git)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             from ..publish import gitops
             from ..publish.registry import SignedInit, check_new_registry_folder, init_registry
 
@@ -123,28 +121,33 @@ def register_into(registry_app: typer.Typer) -> None:
                 raise UsageError("--keys, --threshold and --expires go with --signed")
             commit = init_registry(path, git=not no_git, author=author, sparse=sparse, signed=sign)
             written = sign.written if sign is not None else None
-            if app_ctx.json:
-                doc: dict[str, object] = {
+            return Doc(
+                {
                     "command": "registry init",
                     "path": str(path),
                     "commit": commit,
+                    "keys_dir": None if written is None else str(written.keys_dir),
+                    "keyids": {} if written is None else written.keyids,
                 }
-                if written is not None:
-                    doc["keys_dir"] = str(written.keys_dir)
-                    doc["keyids"] = written.keyids
-                out.json(doc)
-                return
-            out.success(f"created registry {path}" + (f" (commit {commit[:12]})" if commit else ""))
-            if written is not None:
-                out.info(f"  private keys in {written.keys_dir} (never commit them):")
-                for role, ids in written.keyids.items():
+            )
+
+        def text(out: Output, doc: Doc) -> None:
+            commit = doc.payload["commit"]
+            out.success(
+                f"created registry {doc.payload['path']}"
+                + (f" (commit {commit[:12]})" if commit else "")
+            )
+            if doc.payload["keys_dir"] is not None:
+                out.info(f"  private keys in {doc.payload['keys_dir']} (never commit them):")
+                for role, ids in doc.payload["keyids"].items():
                     out.info(f"    {role}: {', '.join(ids)}")
+                root = Path(doc.payload["path"]) / "metadata" / "root.json"
                 out.info(
-                    f"  clients pin {path / 'metadata' / 'root.json'} with "
+                    f"  clients pin {root} with "
                     "`ontoskills registry add NAME URL --root root.json`"
                 )
 
-        run(app_ctx, body)
+        run(app_ctx, body, text)
 
     @registry_app.command("verify")
     def verify_cmd(
@@ -156,7 +159,7 @@ def register_into(registry_app: typer.Typer) -> None:
         """Check every index entry, manifest, module and file hash of a registry."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> VerifyReport:
             from ..publish.verify import verify_registry
 
             source = open_for_verify(app_ctx, location, out)
@@ -167,8 +170,8 @@ def register_into(registry_app: typer.Typer) -> None:
                     report = verify_registry(source, rep, local)
             finally:
                 source.close()
-            render_verify(out, report)
             if not report.ok:
-                raise typer.Exit(IntegrityError.exit_code)
+                out.result.exit_code = IntegrityError.exit_code
+            return report
 
-        run(app_ctx, body)
+        run(app_ctx, body, render_verify)

@@ -12,6 +12,7 @@ from ..signing import ROLES
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
+from ._result import Doc
 from .registry_maint import KeysOpt
 
 if TYPE_CHECKING:
@@ -56,27 +57,26 @@ def _commit(
     return gitops.commit_tree(repo, tree, prefixes, blobs, message, author)
 
 
-def _report(
-    out: Output,
+def _doc(
     verb: str,
     path: Path,
     files: dict[str, bytes],
     commit: str | None,
-    extra: dict[str, object] | None = None,
-) -> None:
-    if out.app.json:
-        out.json(
-            {
-                "command": verb,
-                "path": str(path),
-                "signed": sorted(files),
-                "commit": commit,
-                **(extra or {}),
-            }
-        )
-        return
-    names = ", ".join(p.rsplit("/", 1)[-1] for p in sorted(files)) or "nothing to sign"
-    out.success(f"{verb}: {names}" + (f" (commit {commit[:12]})" if commit else ""))
+    extra: dict[str, object],
+) -> Doc:
+    return Doc(
+        {"command": verb, "path": str(path), "signed": sorted(files), "commit": commit, **extra}
+    )
+
+
+def _text(out: Output, doc: Doc) -> None:
+    p = doc.payload
+    names = ", ".join(f.rsplit("/", 1)[-1] for f in p["signed"]) or "nothing to sign"
+    commit = p["commit"]
+    out.success(f"{p['command']}: {names}" + (f" (commit {commit[:12]})" if commit else ""))
+    if p["command"] == "registry keys rotate":
+        out.info(f"  new {p['role']} keys: {', '.join(p['keyids'])}")
+        out.info(f"  {p['retired_files']} old key file(s) moved to {p['retired_dir']}")
 
 
 def register_into(registry_app: typer.Typer) -> None:
@@ -105,7 +105,7 @@ def register_into(registry_app: typer.Typer) -> None:
         """Re-sign roles of a signed registry with fresh expiries, and commit them."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             from ..signing.admin import resign, tree_targets
 
             roles = {
@@ -132,8 +132,7 @@ def register_into(registry_app: typer.Typer) -> None:
             commit = _commit(
                 path, files, f"Sign {', '.join(sorted(roles))}", author_name, author_email
             )
-            _report(
-                out,
+            return _doc(
                 "registry sign",
                 path,
                 files,
@@ -141,7 +140,7 @@ def register_into(registry_app: typer.Typer) -> None:
                 {"expires": {r: repo.expires(r).isoformat() for r in sorted(needed)}},
             )
 
-        run(app_ctx, body)
+        run(app_ctx, body, _text)
 
     keys_app = typer.Typer(help="Keys of a signed registry.", no_args_is_help=True)
     registry_app.add_typer(keys_app, name="keys")
@@ -164,7 +163,7 @@ def register_into(registry_app: typer.Typer) -> None:
         keys move to the keys folder's retired/."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             from ..signing import keys as keymod
             from ..signing.admin import rotate
 
@@ -177,19 +176,21 @@ def register_into(registry_app: typer.Typer) -> None:
             files = dict(repo.out)
             commit = _commit(path, files, f"Rotate the {role} keys", author_name, author_email)
             retired = keymod.retire(keys_dir, role, written.replaced)
-            _report(
-                out,
+            return _doc(
                 "registry keys rotate",
                 path,
                 files,
                 commit,
-                {"role": role, "keyids": written.keyids[role], "retired": written.replaced},
+                {
+                    "role": role,
+                    "keyids": written.keyids[role],
+                    "retired": written.replaced,
+                    "retired_files": len(retired),
+                    "retired_dir": str(keys_dir / "retired"),
+                },
             )
-            if not app_ctx.json:
-                out.info(f"  new {role} keys: {', '.join(written.keyids[role])}")
-                out.info(f"  {len(retired)} old key file(s) moved to {keys_dir / 'retired'}")
 
-        run(app_ctx, body)
+        run(app_ctx, body, _text)
 
     @keys_app.command("list")
     def list_cmd(
@@ -201,7 +202,7 @@ def register_into(registry_app: typer.Typer) -> None:
         """Key ids (sha256 fingerprints), thresholds and expiries of every role."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             repo, _ = _open(path, None, ())
             root = repo.root.signed
             rows = [
@@ -219,14 +220,12 @@ def register_into(registry_app: typer.Typer) -> None:
                     "threshold": repo.succinct.threshold,
                 }
             )
-            if app_ctx.json:
-                out.json(
-                    {"command": "registry keys list", "root_version": root.version, "roles": rows}
-                )
-                return
-            for row in rows:
-                ids = row["keyids"]
-                assert isinstance(ids, list)
-                out.stdout(f"{row['role']}\t{row['threshold']}\t{' '.join(ids)}")
+            return Doc(
+                {"command": "registry keys list", "root_version": root.version, "roles": rows}
+            )
 
-        run(app_ctx, body)
+        def text(out: Output, doc: Doc) -> None:
+            for row in doc.payload["roles"]:
+                out.stdout(f"{row['role']}\t{row['threshold']}\t{' '.join(row['keyids'])}")
+
+        run(app_ctx, body, text)

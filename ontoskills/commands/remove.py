@@ -9,8 +9,7 @@ import typer
 from ..install.lifecycle import remove
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import render_report
+from .install import run_mutation
 
 
 def register(app: typer.Typer) -> None:
@@ -24,9 +23,4 @@ def register(app: typer.Typer) -> None:
         """Remove installed packages and their lock entries."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
-            with out.reporter() as rep:
-                report = remove(app_ctx.session(rep), packages)
-            render_report(out, report, "remove")
-
-        run(app_ctx, body)
+        run_mutation(app_ctx, lambda s: remove(s, packages))

@@ -13,7 +13,8 @@ from ..search import MAX_TOP_K
 from ..search.service import SkillService
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
-from ._output import Output, run
+from ._output import Output, print_text, run
+from ._result import Doc
 
 # Typer lists an enum's values as the choices and refuses any other word (exit 2) before the
 # command runs: search, show and serve share these declarations.
@@ -70,15 +71,12 @@ def register(app: typer.Typer) -> None:
         """Find the installed skills that match a need (BM25, semantic or hybrid)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
             response = service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
-            if app_ctx.json:
-                doc = response.to_json()
-                doc.pop("schema_version")
-                out.json(doc)
-            else:
-                out.stdout(response.render())
+            doc = response.to_json()
+            doc.pop("schema_version")  # the result's envelope has it
+            return Doc(doc, text=response.render())
 
-        run(app_ctx, body)
+        run(app_ctx, body, print_text)

@@ -13,7 +13,8 @@ import typer
 from ..catalog.verify import VerifyMode
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
+from ._output import Output, print_text, run
+from ._result import Doc
 from .search import VerifyOpt, open_service, report_problems
 
 
@@ -35,41 +36,29 @@ def register(app: typer.Typer) -> None:
         """Show a skill's full context: intents, knowledge, workflows, sections, files."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> None:
+        def body(out: Output) -> Doc:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
             target = service.resolve_context(skill)
             spec = target[1] if target is not None else None
             if target is None or not spec:
                 context = service.context(skill)  # NotFoundError (exit 7) when unknown
-                if app_ctx.json:
-                    out.json(context.to_json())
-                else:
-                    out.stdout(context.render())
-                return
+                return Doc(context.to_json(), text=context.render())
             key = target[0]
             if "/" in spec or "@" in spec or ":" in spec:  # a page: what the tool sends
                 answer = service.skill_answer(key, spec, budget=app_ctx.config.serve.context_budget)
-                if app_ctx.json:
-                    out.json({**answer.structured, "text": answer.text})
-                else:
-                    out.stdout(answer.text)
-                return
+                return Doc({**answer.structured, "text": answer.text}, text=answer.text)
             part = service.part(key, spec)
-            if app_ctx.json:
-                out.json(
-                    {
-                        "skill": key,
-                        "part": part.id,
-                        "kind": part.kind,
-                        "title": part.title,
-                        "chars": part.chars,
-                        "parent": part.parent,
-                        "children": list(part.children),
-                        "text": part.text,
-                    }
-                )
-            else:
-                out.stdout(part.text)
+            payload = {
+                "skill": key,
+                "part": part.id,
+                "kind": part.kind,
+                "title": part.title,
+                "chars": part.chars,
+                "parent": part.parent,
+                "children": list(part.children),
+                "text": part.text,
+            }
+            return Doc(payload, text=part.text)
 
-        run(app_ctx, body)
+        run(app_ctx, body, print_text)

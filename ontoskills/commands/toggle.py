@@ -9,8 +9,7 @@ import typer
 from ..install.lifecycle import set_enabled
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
-from .install import render_report
+from .install import run_mutation
 
 Targets = Annotated[
     list[str], typer.Argument(help="author/pkg (all its skills) or author/pkg/skill")
@@ -20,11 +19,7 @@ Targets = Annotated[
 def _toggle(ctx: typer.Context, targets: list[str], enabled: bool, json: bool, quiet: bool) -> None:
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> None:
-        report = set_enabled(app_ctx.session(), targets, enabled)
-        render_report(out, report, "enable" if enabled else "disable")
-
-    run(app_ctx, body)
+    run_mutation(app_ctx, lambda s: set_enabled(s, targets, enabled))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,16 +7,15 @@ from typing import Annotated
 import typer
 
 from ..install.lifecycle import update
-from ..install.operations import InstallOptions
+from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from ._output import Output, run
 from .install import (
     AllowDowngradeOpt,
     ForceOpt,
     MinTrustOpt,
     StrictOpt,
-    render_report,
+    run_mutation,
 )
 
 
@@ -41,9 +40,4 @@ def register(app: typer.Typer) -> None:
             strict=strict,
         )
 
-        def body(out: Output) -> None:
-            with out.reporter() as rep:
-                report = update(app_ctx.session(rep), list(packages or []), opts)
-            render_report(out, report, "update")
-
-        run(app_ctx, body)
+        run_mutation(app_ctx, lambda s: update(s, list(packages or []), opts), warm=True)

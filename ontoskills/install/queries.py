@@ -149,6 +149,19 @@ class DoctorReport:
     def healthy(self) -> bool:
         return not (self.drifted or self.staging or self.lock_error or self.problems)
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "healthy": self.healthy,
+            "lock_error": self.lock_error,
+            "packages": {pid: d.to_json() for pid, d in self.packages.items()},
+            "unmanaged": list(self.unmanaged),
+            "staging": list(self.staging),
+            "stale_lock_owner": self.stale_owner,
+            "problems": list(self.problems),
+            "model_drift": list(self.model_drift),
+            "planted_links": list(self.planted_links),
+        }
+
 
 def planted_links(home: Home) -> list[str]:
     """Symlinks where ontoskills keeps folders it writes (every command refuses them, exit

@@ -74,6 +74,13 @@ class PackagePlan:
         )
 
 
+def locked_selection(pkg: LockedPackage) -> set[str] | None:
+    """The skills a locked package was installed with (None: the whole package)."""
+    if any(r.count("/") == 1 for r in pkg.requested):
+        return None
+    return set(pkg.skills)
+
+
 def check_min_trust(
     package_id: str, tier: str, min_trust: str | None, reg: RegistryConfig | None = None
 ) -> None:

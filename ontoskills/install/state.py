@@ -25,6 +25,15 @@ class Drift:
         """Files whose content the user may have written and we must not silently clobber."""
         return sorted(self.modified + self.extra)
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "modified": list(self.modified),
+            "missing": list(self.missing),
+            "extra": list(self.extra),
+            "mode": list(self.mode),
+            "clean": self.clean,
+        }
+
 
 def package_drift(home: Home, pkg: LockedPackage, *, fast: bool = False) -> Drift:
     """Re-hash every installed file against the lock (fast: sizes only)."""
@@ -54,7 +63,7 @@ def package_drift(home: Home, pkg: LockedPackage, *, fast: bool = False) -> Drif
 
 def installed_package_dirs(home: Home) -> list[str]:
     """author/pkg ids of every folder under ontologies/author/ (managed or not)."""
-    out = []
+    out: list[str] = []
     if home.author_dir.is_dir():
         for author in sorted(home.author_dir.iterdir()):
             if author.is_dir():

@@ -41,7 +41,7 @@ class Finding:
     package: str | None = None
     error: type[OntoskillsError] = field(default=IntegrityError, repr=False)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "code": self.code,

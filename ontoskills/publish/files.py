@@ -31,7 +31,7 @@ class FileRecord:
     size: int
     executable: bool
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "sha256": self.sha256,

@@ -133,7 +133,7 @@ def build_manifest(
         "modules": modules,
         "embedding_files": [p for p in paths if _base(p) == INTENTS],
         "skills": skills,
-        "files": [r.as_json() for r in records],
+        "files": [r.to_json() for r in records],
     }
     data = manifest_bytes(manifest)
     parse_manifest(data, source=f"{root}/{MANIFEST}")  # what we write must read back

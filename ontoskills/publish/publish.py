@@ -74,8 +74,23 @@ class PublishResult:
     warnings: list[str] = field(default_factory=list)
     signed: list[str] = field(default_factory=list)  # metadata files re-signed (TUF)
 
-    def as_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_json(self) -> dict[str, Any]:
+        """`publish --json` (the warnings are the command's: they went through the reporter)."""
+        return {
+            "command": "publish",
+            "package_id": self.package_id,
+            "version": self.version,
+            "registry": self.registry,
+            "target": self.target,
+            "trust_tier": self.trust_tier,
+            "previous_version": self.previous_version,
+            "dry_run": self.dry_run,
+            "files": [dict(f) for f in self.files],
+            "diff": dict(self.diff),
+            "commit": self.commit,
+            "branch": self.branch,
+            "signed": list(self.signed),  # TUF metadata re-signed ([] for an unsigned registry)
+        }
 
 
 @dataclass
@@ -211,8 +226,14 @@ def _publish_into(
     result = PublishResult(
         pid, m.version, remote_url or str(root), kind, tier, previous, opts.dry_run
     )
-    result.warnings = list(pkg.warnings) + _dependency_warnings(root, entries, m)
-    result.files = [f.__dict__ for f in m.files or ()]
+    result.warnings = list(pkg.warnings)  # already reported above
+    for warning in _dependency_warnings(root, entries, m):
+        rep.warn(warning)
+        result.warnings.append(warning)
+    result.files = [
+        {"path": f.path, "sha256": f.sha256, "size": f.size, "executable": f.executable}
+        for f in m.files or ()
+    ]
 
     new_entry = {
         **(current or {}),
@@ -285,7 +306,9 @@ def _publish_into(
         if not repaired:  # HEAD already holds it: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result  # HEAD held it; the re-run only cleaned what a kill left
-    result.warnings.extend(gitops.checkout_warnings(repo, sorted(files)))
+    for warning in gitops.checkout_warnings(repo, sorted(files)):
+        rep.warn(warning)
+        result.warnings.append(warning)
     if kind == "remote":
         assert remote_url is not None
         author_name, pkg_name = pid.split("/")

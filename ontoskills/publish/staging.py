@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import IntegrityError, UnsafePathError
 from ..fsutil import atomic_write_bytes, remove_tree, sha256_file
-from ..manifest import Manifest
+from ..manifest import FileEntry, Manifest
 from ..safety import safe_join
 from . import gitops
 from .files import MANIFEST
@@ -105,14 +105,17 @@ def stage_files(
     return blobs
 
 
+def _expected(f: FileEntry) -> gitops.Expected:
+    if f.sha256 is None or f.size is None:  # the strict package check refused such a manifest
+        raise AssertionError(f"{f.path}: a checked manifest lists it without sha256 and size")
+    return gitops.Expected(f.sha256, f.size, f.executable)
+
+
 def expected_tree(
     pkg: LocalPackage, pkg_rel: str, index: bytes, sparse: dict[str, bytes]
 ) -> dict[str, gitops.Expected]:
     """What the commit must hold under the paths a publish replaces: the manifest's hashes."""
-    want = {
-        f"{pkg_rel}/{f.path}": gitops.Expected(f.sha256, f.size, f.executable)
-        for f in pkg.manifest.files or ()
-    }
+    want = {f"{pkg_rel}/{f.path}": _expected(f) for f in pkg.manifest.files or ()}
     want[f"{pkg_rel}/{MANIFEST}"] = gitops.Expected.of(pkg.data)
     want[INDEX] = gitops.Expected.of(index)
     want.update({rel: gitops.Expected.of(body) for rel, body in sparse.items()})

@@ -45,8 +45,9 @@ class VerifyReport:
     def ok(self) -> bool:
         return self.errors == 0
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
+            "command": "registry verify",
             "registry": self.registry,
             "commit": self.commit,
             "ok": self.ok,
@@ -58,7 +59,7 @@ class VerifyReport:
                 "errors": self.errors,
                 "warnings": self.warnings,
             },
-            "findings": [f.as_json() for f in self.findings],
+            "findings": [f.to_json() for f in self.findings],
             "signed": self.signed,
         }
 

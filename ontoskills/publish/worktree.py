@@ -87,8 +87,8 @@ def worktree_differences(root: Path, commit: str | None = None) -> list[Differen
     out: list[Difference] = []
     seen: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root):
-        base = Path(dirpath)
-        rel_dir = base.relative_to(root).as_posix()
+        folder = Path(dirpath)
+        rel_dir = folder.relative_to(root).as_posix()
         prefix = "" if rel_dir == "." else rel_dir + "/"
         if not prefix:
             dirnames[:] = [d for d in dirnames if d != ".git"]
@@ -96,7 +96,7 @@ def worktree_differences(root: Path, commit: str | None = None) -> list[Differen
             rel = prefix + name
             if is_leftover(rel):
                 dirnames.remove(name)
-            elif (base / name).is_symlink():
+            elif (folder / name).is_symlink():
                 dirnames.remove(name)  # never followed; compared as an entry below
                 filenames.append(name)
             elif committed.get(rel, ("", 0))[1] == _MODE_COMMIT:
@@ -107,7 +107,7 @@ def worktree_differences(root: Path, commit: str | None = None) -> list[Differen
             if is_leftover(rel) or rel == ".git":  # .git may be a file (a linked worktree)
                 continue
             seen.add(rel)
-            diff = _compare(base / name, rel, committed.get(rel))
+            diff = _compare(folder / name, rel, committed.get(rel))
             if diff is not None:
                 out.append(diff)
     out.extend(Difference(p, "deleted") for p in committed if p not in seen)

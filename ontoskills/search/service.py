@@ -65,9 +65,6 @@ class SkillSummary:
     trust_tier: str
     package: str
 
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass
 class _State:

@@ -336,7 +336,7 @@ def _merge_toml(
     if not isinstance(servers, dict):
         raise _malformed(target, f"[{target.key}] is not a table")
     current = servers.get(name)
-    plain = current.unwrap() if hasattr(current, "unwrap") else current
+    plain = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
     if _covers(plain, entry):
         return b"", "unchanged"
     action: Literal["added", "updated"] = "updated" if current is not None else "added"

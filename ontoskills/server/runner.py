@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import anyio
 import mcp_types as types
@@ -184,7 +184,8 @@ async def serve_stdio(factory: Callable[[], Service], options: ServeOptions) -> 
     holder = ServiceHolder(factory)
     server = build_server(holder, options)
     with _claim_stdin() as wire:
-        stdin = anyio.wrap_file(_ScreenedLines(wire))
+        # wrap_file only calls readline(), which _ScreenedLines provides.
+        stdin = anyio.wrap_file(cast(IO[str], _ScreenedLines(wire)))
         await _serve(server, holder, stdin)
 
 

@@ -15,6 +15,13 @@ from tests.helpers.skills import installed_home, service
 
 
 @pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
+@pytest.fixture
 def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
     return installed_home(tmp_path_factory, env)
 

@@ -16,12 +16,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ontoskills import lockfile
 from ontoskills.embeddings.vectors import read_manifest, read_modules
 from ontoskills.manifest import parse_manifest
 from tests.conftest import CliRunner
 from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry, iri_name
 from tests.helpers.skills import service
+
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
 
 PID = "acme/mixed"
 

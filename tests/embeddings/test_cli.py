@@ -16,6 +16,13 @@ from tests.helpers.fakehub import FakeHub
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _npz(meta: dict[str, object], vectors: object) -> bytes:
     import io
 
@@ -339,3 +346,20 @@ def test_post_commit_problems_are_warnings(
     (home.embeddings_dir / "model.onnx").write_bytes(b"not a model")
     warnings = finish(home, Config(path=home.config_file), lock)
     assert len(warnings) == 1 and warnings[0].startswith("acme/devtools: embeddings:")
+
+
+def test_install_with_a_model_builds_the_search_index_before_the_first_search(
+    cli: CliRunner, registry: Path, tiny_model: Path, env: dict[str, str]
+) -> None:
+    """The first index build encodes every description: install pays it, not the first
+    search or the first MCP call of a freshly started server."""
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    index, cache = home.derived_dir / "search-index", home.derived_dir / "vector-cache"
+    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    assert not index.exists() and not cache.exists()  # no encoder: nothing worth warming
+    _install(cli, registry, "--model", str(tiny_model))
+    assert any(index.iterdir()) and any(cache.glob("*.npy"))
+    built = {p.name: p.stat().st_mtime_ns for p in index.iterdir()}
+    proc = cli("search", "debug failing tests", "--mode", "hybrid", "--json", check=True)
+    assert json.loads(proc.stdout)["results"][0]["skill"] == "acme/devtools/debugging"
+    assert {p.name: p.stat().st_mtime_ns for p in index.iterdir()} == built  # reused as is

@@ -20,6 +20,13 @@ from tests.helpers.registry import build_registry, commit_all, sample_packages
 
 
 @pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
+@pytest.fixture
 def registry(tmp_path: Path) -> Path:
     return build_registry(tmp_path / "reg", sample_packages())
 

@@ -21,6 +21,14 @@ from tests.conftest import CliRunner
 from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry
 from tests.helpers.richskill import lit
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 HEAD = f"""@prefix oc: <{OC}> .
 @prefix dcterms: <http://purl.org/dc/terms/> .
 oc:skill_x a oc:Skill ; dcterms:identifier "x" ; oc:hasDescription "hostile" .

@@ -35,6 +35,14 @@ from tests.helpers.hostile import (
     write_raw,
 )
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 BAD_NUMBERS = ["abc", "-1", "nan", "inf", "1e3", "1_000", "١٢", "²", "10s", "0x10", "9" * 40]
 
 

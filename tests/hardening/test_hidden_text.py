@@ -45,6 +45,13 @@ DEFAULT_IGNORABLE_NOT_CF = [
 ]  # fmt: skip
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _flagged(cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in hidden_ranges())
 

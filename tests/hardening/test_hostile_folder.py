@@ -16,6 +16,14 @@ from tests.hardening.conftest import seed_home
 from tests.hardening.hostile_check import check_case
 from tests.helpers.hostile import EVIL, Case, build_hostile, folder_cases
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 CASES = folder_cases()
 
 

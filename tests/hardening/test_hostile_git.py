@@ -17,6 +17,14 @@ from tests.hardening.hostile_check import check_case
 from tests.helpers.hostile import EVIL_ROOT, Case, build_hostile, folder_cases
 from tests.helpers.registry import commit_all
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 CASES = [c for c in folder_cases() if c.id != "too-many-files"]  # 10k blobs: folder covers it
 
 

@@ -26,6 +26,14 @@ from tests.helpers.hostile import (
     gzip_bomb,
 )
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 CASES = [c for c in folder_cases() if c.http]
 TTL = rf"{EVIL_ROOT}/tool/ontoskill\.ttl$"
 MANIFEST = rf"{EVIL_ROOT}/package\.json$"

@@ -27,6 +27,14 @@ from tests.helpers.tinymodel import build_tiny_model
 
 # ------------------------------------------------------------------ jsonio value budget
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 SHAPES = {
     "empty objects": lambda n: "[" + ",".join(["{}"] * n) + "]",
     "empty arrays": lambda n: "[" + ",".join(["[]"] * n) + "]",

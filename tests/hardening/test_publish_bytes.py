@@ -26,6 +26,14 @@ from tests.helpers.faults import FaultServer
 from tests.helpers.gitsettings import ALL, HOSTILE_GIT, add_tricky_assets, make_hostile
 from tests.publish.conftest import AUTHOR, GIT_ENV, make_package
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 PKG = "packages/acme/tools"
 
 

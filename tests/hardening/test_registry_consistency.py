@@ -32,6 +32,13 @@ from tests.helpers.registry import build_registry, commit_all, sample_packages
 from tests.publish.conftest import make_package
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _sparse_registry(root: Path) -> Path:
     """The sample registry (its own quirks make `verify` report errors): for client tests."""
     build_registry(root, sample_packages())

@@ -16,6 +16,13 @@ from tests.helpers.faults import FaultServer
 from tests.helpers.registry import build_registry, commit_all, sample_packages
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _registry(root: Path, sparse: bool = True, extra: int = 50) -> Path:
     build_registry(
         root,

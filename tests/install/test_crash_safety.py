@@ -17,7 +17,8 @@ from ontoskills import lockfile
 from ontoskills.install.state import package_drift
 from ontoskills.install.transaction import recover
 from ontoskills.paths import Home
-from tests.conftest import REPO, CliRunner
+from tests.conftest import REPO
+from tests.helpers.domain import Domain
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
 # A child process that commits a transaction replacing pkg a/b (v2) and adding c/d, with
@@ -99,11 +100,11 @@ def _big_registry(root: Path) -> Path:
 
 
 def test_sigkill_mid_install_then_rerun_converges(
-    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+    domain: Domain, tmp_path: Path, env: dict[str, str]
 ) -> None:
     reg = _big_registry(tmp_path / "reg")
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(reg), "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=str(reg))
     baseline = _snapshot(home)
     rng = random.Random(1234)
     full_env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
@@ -121,16 +122,16 @@ def test_sigkill_mid_install_then_rerun_converges(
         proc.wait()
         survived += proc.returncode == -signal.SIGKILL
         # Whatever happened, the tree must match the lock on disk after recovery.
-        cli("doctor")  # read-only; must not crash on leftovers
+        domain.doctor()  # read-only; must not crash on leftovers
         state_lock = lockfile.load(home / "ontoskills.lock")
         recover(Home(home))
         for pkg in state_lock.packages.values():
             assert package_drift(Home(home), pkg).clean
         if "big/pkg" in state_lock.packages:
-            cli("--registry", str(reg), "remove", "big/pkg", check=True)
+            domain.remove("big/pkg")
         assert _snapshot(home) == baseline
-    cli("--registry", str(reg), "install", "big/pkg", check=True)
-    assert cli("doctor").returncode == 0
+    domain.install("big/pkg", registry=str(reg))
+    assert domain.doctor().healthy  # `doctor` exits 0
     assert survived >= 1  # at least one kill landed mid-install
 
 

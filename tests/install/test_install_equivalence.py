@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from ontoskills import lockfile
-from tests.conftest import CliRunner, shared_path
+from tests.conftest import shared_path
+from tests.helpers.domain import Domain
 from tests.helpers.faults import FaultServer
 from tests.helpers.registry import build_registry, commit_all, sample_packages
 
@@ -50,7 +51,7 @@ Installer = Callable[[Path, list[str]], dict[str, Path]]
 
 
 @pytest.fixture
-def three_ways(cli: CliRunner, tmp_path: Path) -> Installer:
+def three_ways(env: dict[str, str], tmp_path: Path) -> Installer:
     """install(registry, packages) -> {kind: home}: one fresh home per source kind."""
 
     def run(reg: Path, packages: list[str]) -> dict[str, Path]:
@@ -61,8 +62,9 @@ def three_ways(cli: CliRunner, tmp_path: Path) -> Installer:
         with FaultServer(reg) as srv:
             for kind, url in (("http", srv.url), ("folder", str(reg)), ("git", str(git_copy))):
                 home = tmp_path / f"home-{kind}"
-                cli("--home", str(home), "registry", "add", "store", url, check=True)
-                cli("--home", str(home), "install", *packages, check=True)
+                domain = Domain(home)
+                domain.add_registry("store", url)
+                domain.install(*packages)
                 homes[kind] = home
         return homes
 
@@ -104,7 +106,6 @@ def test_synthetic_registry_same_lock_over_http_folder_git(
 @pytest.mark.shared
 def test_superpowers_same_lock_three_ways_and_ci_reproduces(
     three_ways,
-    cli: CliRunner,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     store = shared_path("ontostore")
@@ -124,8 +125,7 @@ def test_superpowers_same_lock_three_ways_and_ci_reproduces(
     assert pkg.file("brainstorming/scripts/start-server.sh").executable  # type: ignore[union-attr]
     # ci in an empty home with a cold cache reproduces the tree exactly
     empty = tmp_path / "empty"
-    cli("--home", str(empty), "--lockfile", str(lock_path), "ci", check=True,
-        extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold")})  # fmt: skip
+    Domain(empty, lock_path, cache=tmp_path / "cold").ci()
     want = homes["git"] / "ontologies/author/obra/superpowers"
     got = empty / "ontologies/author/obra/superpowers"
     for f in pkg.files:
@@ -135,7 +135,7 @@ def test_superpowers_same_lock_three_ways_and_ci_reproduces(
 
 @pytest.mark.shared
 def test_superpowers_raw_store_over_http_gets_the_listed_files(
-    cli: CliRunner, tmp_path: Path
+    env: dict[str, str], tmp_path: Path
 ) -> None:
     """The published store has no `files` arrays: HTTP can only fetch what manifests list,
     and those files must be byte-identical to what the folder source installs."""
@@ -143,10 +143,12 @@ def test_superpowers_raw_store_over_http_gets_the_listed_files(
     # Configured registries: an ad-hoc --registry is capped at community (docs/CLI.md "Trust
     # of a registry"), and this test compares the index's own tier over both sources.
     with FaultServer(store) as srv:
-        cli("--home", str(tmp_path / "h"), "registry", "add", "store", srv.url, check=True)
-        cli("--home", str(tmp_path / "h"), "install", "obra/superpowers", check=True)
-    cli("--home", str(tmp_path / "f"), "registry", "add", "store", str(store), check=True)
-    cli("--home", str(tmp_path / "f"), "install", "obra/superpowers", check=True)
+        over = Domain(tmp_path / "h")
+        over.add_registry("store", srv.url)
+        over.install("obra/superpowers")
+    folder_home = Domain(tmp_path / "f")
+    folder_home.add_registry("store", store)
+    folder_home.install("obra/superpowers")
     over_http = lockfile.load(tmp_path / "h/ontoskills.lock").packages["obra/superpowers"]
     folder = lockfile.load(tmp_path / "f/ontoskills.lock").packages["obra/superpowers"]
     assert over_http.trust_tier == folder.trust_tier == "official"

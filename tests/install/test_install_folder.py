@@ -1,4 +1,6 @@
-"""install/ci/update/remove against folder registries, through the real CLI."""
+"""install/ci/update/remove against folder registries, in-process (the domain: Session +
+install()/update()/...; exit codes are the raised exception's). The CLI contract of these
+verbs (output, exit codes, JSON) is in tests/cli/."""
 
 from __future__ import annotations
 
@@ -11,7 +13,18 @@ from pathlib import Path
 import pytest
 
 from ontoskills import lockfile
+from ontoskills.errors import (
+    IntegrityError,
+    LocalChangesError,
+    LockMissingError,
+    LockOutdatedError,
+    NotFoundError,
+    TrustError,
+    UnsafePathError,
+    UsageError,
+)
 from tests.conftest import CliRunner
+from tests.helpers.domain import Domain
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
 
@@ -29,12 +42,12 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_install_whole_package_with_assets_and_exec_bits(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
     # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
     # "Trust of a registry"); this test is about the index's own tier.
-    cli("registry", "add", "reg", str(registry), check=True)
-    cli("install", "acme/devtools", check=True)
+    domain.add_registry("reg", registry)
+    domain.install("acme/devtools")
     root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools"
     assert (root / "debugging/scripts/run.sh").stat().st_mode & stat.S_IXUSR
     assert not (root / "LICENSE").stat().st_mode & stat.S_IXUSR
@@ -48,12 +61,14 @@ def test_install_whole_package_with_assets_and_exec_bits(
 
 
 def test_with_embeddings_fetches_intents(
-    cli: CliRunner, registry: Path, env: dict[str, str], tmp_path: Path
+    domain: Domain, registry: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     from tests.helpers.tinymodel import build_tiny_model  # the encoder comes with embeddings
 
     model = build_tiny_model(tmp_path / "model")
-    cli("--registry", str(registry), "install", "acme/design", "--model", str(model), check=True)
+    domain.install(
+        "acme/design", registry=str(registry), with_embeddings=True, model_path=str(model)
+    )
     root = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/design"
     assert (root / "colorize/intents.json").is_file()
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
@@ -61,23 +76,14 @@ def test_with_embeddings_fetches_intents(
 
 
 def test_two_installs_give_byte_identical_locks(
-    cli: CliRunner, registry: Path, tmp_path: Path
+    env: dict[str, str], registry: Path, tmp_path: Path
 ) -> None:
     locks = []
     for n in range(2):
         proj = tmp_path / f"proj{n}"
         shutil.copytree(registry, proj / "reg")
-        cli(
-            "--home",
-            str(proj / "home"),
-            "--lockfile",
-            str(proj / "ontoskills.lock"),
-            "--registry",
-            str(proj / "reg"),
-            "install",
-            "acme/design",
-            "acme/devtools",
-            check=True,
+        Domain(proj / "home", proj / "ontoskills.lock", registry=str(proj / "reg")).install(
+            "acme/design", "acme/devtools"
         )
         locks.append((proj / "ontoskills.lock").read_bytes())
     assert locks[0] == locks[1]
@@ -86,25 +92,26 @@ def test_two_installs_give_byte_identical_locks(
 
 
 def test_index_tier_wins_over_package_claim(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
-    proc = cli("--registry", str(registry), "install", "acme/design", check=True)
-    assert "declares trust tier 'official'" in proc.stderr
+    domain.install("acme/design", registry=str(registry))
+    assert any("declares trust tier 'official'" in w for w in domain.warnings)
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
     assert lock.packages["acme/design"].trust_tier == "community"
 
 
-def test_min_trust_refuses_lower_tier(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
-    proc = cli("--registry", str(registry), "install", "acme/design", "--min-trust", "verified")
-    assert proc.returncode == 4
-    assert "below --min-trust" in proc.stderr
+def test_min_trust_refuses_lower_tier(domain: Domain, registry: Path, env: dict[str, str]) -> None:
+    with pytest.raises(TrustError) as err:
+        domain.install("acme/design", registry=str(registry), min_trust="verified")
+    assert err.value.exit_code == 4
+    assert "below --min-trust" in err.value.message
     assert not (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").exists()
 
 
 def test_skill_install_takes_dependency_closure(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
-    cli("--registry", str(registry), "install", "acme/devtools/debugging", check=True)
+    domain.install("acme/devtools/debugging", registry=str(registry))
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
     pkg = lock.packages["acme/devtools"]
     assert sorted(pkg.skills) == ["debugging", "planning"]  # planning is a dependency
@@ -113,24 +120,26 @@ def test_skill_install_takes_dependency_closure(
     assert "LICENSE" in paths  # package-level files always come along
 
 
-def test_unknown_package_and_skill_exit_7(cli: CliRunner, registry: Path) -> None:
-    proc = cli("--registry", str(registry), "install", "acme/devtool")
-    assert proc.returncode == 7
-    assert "did you mean acme/devtools" in proc.stderr
-    proc = cli("--registry", str(registry), "install", "acme/devtools/nope")
-    assert proc.returncode == 7
+def test_unknown_package_and_skill_exit_7(domain: Domain, registry: Path) -> None:
+    with pytest.raises(NotFoundError) as err:
+        domain.install("acme/devtool", registry=str(registry))
+    assert err.value.exit_code == 7
+    assert "did you mean acme/devtools" in f"{err.value.message} {err.value.hint}"
+    with pytest.raises(NotFoundError):
+        domain.install("acme/devtools/nope", registry=str(registry))
 
 
-def test_bad_spec_is_usage_error(cli: CliRunner, registry: Path) -> None:
-    proc = cli("--registry", str(registry), "install", "Not-A-Spec")
-    assert proc.returncode == 2
+def test_bad_spec_is_usage_error(domain: Domain, registry: Path) -> None:
+    with pytest.raises(UsageError) as err:
+        domain.install("Not-A-Spec", registry=str(registry))
+    assert err.value.exit_code == 2
 
 
 def test_tampered_registry_file_exit_4_and_nothing_changes(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=str(registry))
     lock_before = (home / "ontoskills.lock").read_bytes()
     tree_before = _tree(home / "ontologies")
     (registry / "packages/acme/devtools/planning/ontoskill.ttl").write_text(
@@ -138,29 +147,31 @@ def test_tampered_registry_file_exit_4_and_nothing_changes(
     )
     shutil.rmtree(home / "ontologies/author/acme/devtools/reviewing")  # force a re-fetch
     tree_damaged = _tree(home / "ontologies")
-    proc = cli("install", "--frozen")
-    assert proc.returncode == 4, proc.stderr
-    assert "planning/ontoskill.ttl" in proc.stderr
+    with pytest.raises(IntegrityError) as err:
+        domain.install(frozen=True)
+    assert err.value.exit_code == 4
+    assert "planning/ontoskill.ttl" in err.value.message
     assert (home / "ontoskills.lock").read_bytes() == lock_before
     assert _tree(home / "ontologies") == tree_damaged
     assert tree_before != tree_damaged
 
 
 def test_published_hash_mismatch_is_refused(
-    tmp_path: Path, cli: CliRunner, env: dict[str, str]
+    tmp_path: Path, domain: Domain, env: dict[str, str]
 ) -> None:
     spec = PackageSpec(id="acme/hashed", skills=[SkillSpec("one", "one skill")], files_array=True)
     reg = build_registry(tmp_path / "reg", [spec])
     (reg / "packages/acme/hashed/one/ontoskill.ttl").write_text("# changed after publishing\n")
-    proc = cli("--registry", str(reg), "install", "acme/hashed")
-    assert proc.returncode == 4
-    assert "sha256" in proc.stderr
+    with pytest.raises(IntegrityError) as err:
+        domain.install("acme/hashed", registry=str(reg))
+    assert err.value.exit_code == 4
+    assert "sha256" in err.value.message
     assert not (Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/hashed").exists()
 
 
 @pytest.mark.parametrize("bad_path", ["../../x.ttl", "/abs.ttl", "a\\b.ttl", "https://other/x.ttl"])
 def test_traversal_paths_exit_4_write_nothing(
-    tmp_path: Path, cli: CliRunner, env: dict[str, str], bad_path: str
+    tmp_path: Path, domain: Domain, env: dict[str, str], bad_path: str
 ) -> None:
     spec = PackageSpec(
         id="evil/pkg",
@@ -169,9 +180,10 @@ def test_traversal_paths_exit_4_write_nothing(
     )
     reg = build_registry(tmp_path / "reg", [spec])
     before = set(tmp_path.rglob("*"))
-    proc = cli("--registry", str(reg), "install", "evil/pkg")
-    assert proc.returncode == 4, proc.stderr
-    assert "unsafe" in proc.stderr
+    with pytest.raises(UnsafePathError) as err:
+        domain.install("evil/pkg", registry=str(reg))
+    assert err.value.exit_code == 4
+    assert "unsafe" in err.value.message
     after = set(tmp_path.rglob("*"))
     created = {p for p in after - before if p.is_file()}
     # Only our own machine state may appear (the process lock); no package file anywhere.
@@ -180,133 +192,127 @@ def test_traversal_paths_exit_4_write_nothing(
 
 
 def test_locked_after_index_change_exit_3(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
     # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
     # "Trust of a registry"); this test is about the index's own tier.
-    cli("registry", "add", "reg", str(registry), check=True)
-    cli("install", "acme/devtools", check=True)
-    assert cli("install", "acme/devtools", "--locked").returncode == 0
+    domain.add_registry("reg", registry)
+    domain.install("acme/devtools")
+    domain.install("acme/devtools", locked=True)
     index = json.loads((registry / "index.json").read_text())
     index["packages"][0]["trust_tier"] = "verified"
     (registry / "index.json").write_text(json.dumps(index))
     before = (home / "ontoskills.lock").read_bytes()
-    proc = cli("install", "acme/devtools", "--locked")
-    assert proc.returncode == 3, proc.stderr
+    with pytest.raises(LockOutdatedError) as err:
+        domain.install("acme/devtools", locked=True)
+    assert err.value.exit_code == 3
     assert (home / "ontoskills.lock").read_bytes() == before
 
 
 def test_update_refuses_trust_downgrade(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
     # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
     # "Trust of a registry"); this test is about the index's own tier.
-    cli("registry", "add", "reg", str(registry), check=True)
-    cli("install", "acme/devtools", check=True)
+    domain.add_registry("reg", registry)
+    domain.install("acme/devtools")
     index = json.loads((registry / "index.json").read_text())
     index["packages"][0]["trust_tier"] = "community"
     (registry / "index.json").write_text(json.dumps(index))
-    proc = cli("update", "acme/devtools")
-    assert proc.returncode == 4 and "--allow-trust-downgrade" in proc.stderr
-    cli("update", "acme/devtools", "--allow-trust-downgrade", check=True)
+    with pytest.raises(TrustError) as err:
+        domain.update("acme/devtools")
+    assert err.value.exit_code == 4 and "--allow-trust-downgrade" in (err.value.hint or "")
+    domain.update("acme/devtools", allow_trust_downgrade=True)
     lock = lockfile.load(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
     assert lock.packages["acme/devtools"].trust_tier == "community"
 
 
 def test_update_refuses_to_clobber_user_edits(
-    cli: CliRunner, registry: Path, env: dict[str, str]
+    domain: Domain, registry: Path, env: dict[str, str]
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=str(registry))
     edited = home / "ontologies/author/acme/devtools/debugging/notes.md"
     edited.write_text("my notes")
     (registry / "packages/acme/devtools/LICENSE").write_text("Apache-2.0\n")
-    proc = cli("update")
-    assert proc.returncode == 1 and "debugging/notes.md" in proc.stderr
+    with pytest.raises(LocalChangesError) as err:
+        domain.update()
+    assert err.value.exit_code == 1 and "debugging/notes.md" in err.value.message
     assert edited.read_text() == "my notes"
-    cli("update", "--force", check=True)
+    domain.update(force=True)
     assert edited.read_bytes() == b"# notes\r\nwindows line endings\r\n"
     assert (home / "ontologies/author/acme/devtools/LICENSE").read_text() == "Apache-2.0\n"
 
 
-def test_ci_reproduces_tree_in_empty_home(cli: CliRunner, registry: Path, tmp_path: Path) -> None:
+def test_ci_reproduces_tree_in_empty_home(
+    env: dict[str, str], registry: Path, tmp_path: Path
+) -> None:
     lock_path = tmp_path / "proj/ontoskills.lock"
     first = tmp_path / "home1"
-    cli(
-        "--home",
-        str(first),
-        "--lockfile",
-        str(lock_path),
-        "--registry",
-        str(registry),
-        "install",
-        "acme/devtools",
-        "acme/design",
-        check=True,
-    )
+    Domain(first, lock_path, registry=str(registry)).install("acme/devtools", "acme/design")
     second = tmp_path / "home2"
     (second / "ontologies/author/stray/pkg").mkdir(parents=True)
     (second / "ontologies/author/stray/pkg/x.ttl").write_text("stray")
-    proc = cli(
-        "--home",
-        str(second),
-        "--lockfile",
-        str(lock_path),
-        "ci",
-        extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold-cache")},
-    )
-    assert proc.returncode == 0, proc.stderr
+    report = Domain(second, lock_path, cache=tmp_path / "cold-cache").ci()
+    assert {c.package_id: c.action for c in report.changes} == {
+        "acme/design": "reinstalled",
+        "acme/devtools": "reinstalled",
+        "stray/pkg": "removed",
+    }
     assert _tree(first / "ontologies/author") == _tree(second / "ontologies/author")
     assert (second / "ontologies/system/index.enabled.ttl").is_file()  # reference servers
 
 
-def test_ci_without_lock_exit_3(cli: CliRunner, tmp_path: Path) -> None:
-    proc = cli("--lockfile", str(tmp_path / "none.lock"), "ci")
-    assert proc.returncode == 3
-    assert "no lockfile" in proc.stderr
+def test_ci_without_lock_exit_3(env: dict[str, str], tmp_path: Path) -> None:
+    with pytest.raises(LockMissingError) as err:
+        Domain(lockfile=tmp_path / "none.lock").ci()
+    assert err.value.exit_code == 3
+    assert "no lockfile" in err.value.message
 
 
-def test_remove_and_enable_disable(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
+def test_remove_and_enable_disable(domain: Domain, registry: Path, env: dict[str, str]) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(registry), "install", "acme/devtools", "acme/design", check=True)
-    cli("disable", "acme/devtools/reviewing", check=True)
+    domain.install("acme/devtools", "acme/design", registry=str(registry))
+    domain.disable("acme/devtools/reviewing")
     lock = lockfile.load(home / "ontoskills.lock")
     assert lock.packages["acme/devtools"].skills == {
         "debugging": True,
         "planning": True,
         "reviewing": False,
     }
-    assert cli("disable", "acme/devtools/nope").returncode == 7
-    cli("remove", "acme/design", check=True)
+    with pytest.raises(NotFoundError):
+        domain.disable("acme/devtools/nope")
+    domain.remove("acme/design")
     assert not (home / "ontologies/author/acme/design").exists()
     lock = lockfile.load(home / "ontoskills.lock")
     assert list(lock.packages) == ["acme/devtools"]
-    assert cli("remove", "acme/design").returncode == 7
+    with pytest.raises(NotFoundError):
+        domain.remove("acme/design")
 
 
-def test_doctor_reports_drift(cli: CliRunner, registry: Path, env: dict[str, str]) -> None:
+def test_doctor_reports_drift(domain: Domain, registry: Path, env: dict[str, str]) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(registry), "install", "acme/devtools", check=True)
-    assert cli("doctor").returncode == 0
+    domain.install("acme/devtools", registry=str(registry))
+    assert domain.doctor().healthy
     target = home / "ontologies/author/acme/devtools/debugging/scripts/run.sh"
     os.chmod(target, 0o644)
     (home / "ontologies/author/acme/devtools/planning/ontoskill.ttl").unlink()
-    proc = cli("doctor", "--json")
-    assert proc.returncode == 4
-    report = json.loads(proc.stdout)
-    drift = report["packages"]["acme/devtools"]
-    assert drift["missing"] == ["planning/ontoskill.ttl"]
-    assert drift["mode"] == ["debugging/scripts/run.sh"]
-    cli("install", check=True)  # repairs from the lock
-    assert cli("doctor").returncode == 0
+    report = domain.doctor()
+    assert report.drifted  # `doctor` exits 4 (tests/cli/test_exit_codes.py)
+    drift = report.packages["acme/devtools"]
+    assert drift.missing == ["planning/ontoskill.ttl"]
+    assert drift.mode == ["debugging/scripts/run.sh"]
+    domain.install()  # repairs from the lock
+    assert domain.doctor().healthy
 
 
-def test_list_info_json(cli: CliRunner, registry: Path) -> None:
+def test_list_info_json(cli_inproc: CliRunner, domain: Domain, registry: Path) -> None:
     # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
     # "Trust of a registry"); this test is about the index's own tier.
+    cli = cli_inproc  # what the verbs print: the CLI entry, in this process
     cli("registry", "add", "reg", str(registry), check=True)
-    cli("install", "acme/devtools", check=True)
+    domain.install("acme/devtools")
     listing = json.loads(cli("list", "--json", check=True).stdout)
     assert listing["schema_version"] == 1
     assert listing["packages"][0]["package"] == "acme/devtools"
@@ -316,11 +322,11 @@ def test_list_info_json(cli: CliRunner, registry: Path) -> None:
     assert cli("info", "acme/none").returncode == 7
 
 
-def test_real_superpowers_from_folder(cli: CliRunner, ontostore: Path, env: dict[str, str]) -> None:
+def test_real_superpowers_from_folder(domain: Domain, ontostore: Path, env: dict[str, str]) -> None:
     # A configured registry: an ad-hoc --registry is capped at community (docs/CLI.md
     # "Trust of a registry"); this test is about the index's own tier.
-    cli("registry", "add", "store", str(ontostore), check=True)
-    cli("install", "obra/superpowers", check=True)
+    domain.add_registry("store", ontostore)
+    domain.install("obra/superpowers")
     home = Path(env["ONTOSKILLS_HOME"])
     root = home / "ontologies/author/obra/superpowers"
     src = ontostore / "packages/obra/superpowers"
@@ -334,7 +340,7 @@ def test_real_superpowers_from_folder(cli: CliRunner, ontostore: Path, env: dict
 
 
 def test_default_enabled_false_is_honoured_unless_asked_for_by_name(
-    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+    domain: Domain, tmp_path: Path, env: dict[str, str]
 ) -> None:
     spec = PackageSpec(
         id="acme/bench",
@@ -345,13 +351,13 @@ def test_default_enabled_false_is_honoured_unless_asked_for_by_name(
     )
     reg = build_registry(tmp_path / "bench-reg", [spec])
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(reg), "install", "acme/bench", check=True)
+    domain.install("acme/bench", registry=str(reg))
     skills = lockfile.load(home / "ontoskills.lock").packages["acme/bench"].skills
     assert skills == {"visible": True, "opt-in": False}
-    cli("enable", "acme/bench/opt-in", check=True)
-    cli("--registry", str(reg), "update", "acme/bench", check=True)  # the user's choice stays
+    domain.enable("acme/bench/opt-in")
+    domain.update("acme/bench", registry=str(reg))  # the user's choice stays
     assert lockfile.load(home / "ontoskills.lock").packages["acme/bench"].skills["opt-in"]
     other = tmp_path / "home2"
-    cli("--home", str(other), "--registry", str(reg), "install", "acme/bench/opt-in", check=True)
+    Domain(other, registry=str(reg)).install("acme/bench/opt-in")
     skills = lockfile.load(other / "ontoskills.lock").packages["acme/bench"].skills
     assert skills == {"opt-in": True}

@@ -1,4 +1,6 @@
-"""install/ci/update from git registries (real local repositories), through the real CLI."""
+"""install/ci/update from git registries (real local repositories), in-process (the domain;
+exit codes are the raised exception's). The autocrlf case runs the CLI in a subprocess:
+libgit2 reads the user's global git config (HOME) once per process."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ import pytest
 from pygit2.enums import FileMode
 
 from ontoskills import lockfile
+from ontoskills.errors import NetworkError, UnsafePathError
 from tests.conftest import CliRunner
+from tests.helpers.domain import Domain
 from tests.helpers.gittree import commit_entries
 from tests.helpers.registry import build_registry, commit_all, sample_packages
 
@@ -56,11 +60,11 @@ def test_autocrlf_true_or_false_gives_the_same_hashes(
 
 
 def test_lock_pins_commit_and_ci_reinstalls_it_after_newer_commits(
-    cli: CliRunner, repo: Path, env: dict[str, str], tmp_path: Path
+    domain: Domain, repo: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
     first = str(pygit2.Repository(str(repo)).head.target)
-    cli("--registry", str(repo), "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=str(repo))
     lock = _lock(home)
     pkg = lock.packages["acme/devtools"]
     assert pkg.commit == first and lock.registries[pkg.registry].commit == first
@@ -70,27 +74,26 @@ def test_lock_pins_commit_and_ci_reinstalls_it_after_newer_commits(
     second = commit_all(repo, "newer")
     lock_bytes = (home / "ontoskills.lock").read_bytes()
 
-    cli("ci", check=True)  # wipes the tree, installs exactly the pinned commit
+    domain.ci()  # wipes the tree, installs exactly the pinned commit
     assert _files(home / PKG) == before
     assert (home / "ontoskills.lock").read_bytes() == lock_bytes
     fresh = tmp_path / "fresh"
-    cli("--home", str(fresh), "--lockfile", str(home / "ontoskills.lock"), "ci", check=True,
-        extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold")})  # fmt: skip
+    Domain(fresh, home / "ontoskills.lock", cache=tmp_path / "cold").ci()
     assert _files(fresh / PKG) == before
-    cli("install", "--frozen", check=True)
+    domain.install(frozen=True)
     assert _files(home / PKG) == before
 
-    cli("update", "acme/devtools", check=True)  # update moves to the new commit
+    domain.update("acme/devtools")  # update moves to the new commit
     assert _lock(home).packages["acme/devtools"].commit == second
     assert (home / PKG / "LICENSE").read_bytes() == b"Apache-2.0\n"
 
 
 @pytest.mark.parametrize("kind", ["symlink", "submodule"])
 def test_symlink_or_submodule_in_tree_exit_4_nothing_written(
-    cli: CliRunner, repo: Path, env: dict[str, str], tmp_path: Path, kind: str
+    domain: Domain, repo: Path, env: dict[str, str], tmp_path: Path, kind: str
 ) -> None:
     home = Path(env["ONTOSKILLS_HOME"])
-    cli("--registry", str(repo), "install", "acme/design", check=True)
+    domain.install("acme/design", registry=str(repo))
     lock_before = (home / "ontoskills.lock").read_bytes()
     tree_before = _files(home / "ontologies")
     if kind == "symlink":
@@ -99,19 +102,20 @@ def test_symlink_or_submodule_in_tree_exit_4_nothing_written(
         sub = build_registry(tmp_path / "sub", [])
         entry = {"vendored": (commit_all(sub), FileMode.COMMIT)}
     commit_entries(repo, "packages/acme/devtools/debugging", entry)
-    proc = cli("--registry", str(repo), "install", "acme/devtools")
-    assert proc.returncode == 4, proc.stderr
-    assert kind in proc.stderr
+    with pytest.raises(UnsafePathError) as err:
+        domain.install("acme/devtools", registry=str(repo))
+    assert err.value.exit_code == 4
+    assert kind in err.value.message
     assert (home / "ontoskills.lock").read_bytes() == lock_before
     assert _files(home / "ontologies") == tree_before
     assert not (home / PKG).exists()
 
 
 def test_git_offline_warm_and_cold(
-    cli: CliRunner, repo: Path, env: dict[str, str], tmp_path: Path
+    domain: Domain, repo: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
-    proc = cli("--offline", "--registry", str(repo), "install", "acme/design")
-    assert proc.returncode == 5 and "offline" in proc.stderr
-    cli("--registry", str(repo), "install", "acme/design", check=True)
-    cli("--home", str(tmp_path / "h2"), "--offline", "--registry", str(repo), "install",
-        "acme/design", check=True)  # fmt: skip
+    with pytest.raises(NetworkError) as err:
+        Domain(registry=str(repo), offline=True).install("acme/design")
+    assert err.value.exit_code == 5 and "offline" in f"{err.value.message} {err.value.hint}"
+    domain.install("acme/design", registry=str(repo))
+    Domain(tmp_path / "h2", registry=str(repo), offline=True).install("acme/design")

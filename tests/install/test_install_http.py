@@ -1,7 +1,9 @@
-"""install/ci over static HTTP registries on loopback, through the real CLI."""
+"""install/ci over static HTTP registries on loopback, in-process (the domain; exit codes
+are the raised exception's); Ctrl-C needs a real process and goes through the CLI."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -13,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from ontoskills import lockfile
-from tests.conftest import REPO, CliRunner
+from ontoskills.errors import AuthError, NetworkError
+from tests.conftest import REPO
+from tests.helpers.domain import Domain
 from tests.helpers.faults import Fault, FaultServer, wait_for
 from tests.helpers.registry import PackageSpec, build_registry, sample_packages
 
@@ -40,9 +44,9 @@ def _home(env: dict[str, str]) -> Path:
 
 
 def test_http_install_with_files_array_gets_assets_and_exec_bits(
-    cli: CliRunner, server: FaultServer, registry: Path, env: dict[str, str]
+    domain: Domain, server: FaultServer, registry: Path, env: dict[str, str]
 ) -> None:
-    cli("--registry", server.url, "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=server.url)
     root = _home(env) / "ontologies/author/acme/devtools"
     src = registry / "packages/acme/devtools"
     assert (root / "debugging/scripts/run.sh").stat().st_mode & stat.S_IXUSR
@@ -57,112 +61,129 @@ def test_http_install_with_files_array_gets_assets_and_exec_bits(
 
 
 def test_http_without_files_array_installs_what_the_manifest_lists(
-    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+    domain: Domain, tmp_path: Path, env: dict[str, str]
 ) -> None:
     reg = build_registry(tmp_path / "plain", sample_packages())
     with FaultServer(reg) as srv:
-        proc = cli("--registry", srv.url, "install", "acme/devtools", check=True)
+        domain.install("acme/devtools", registry=srv.url)
     root = _home(env) / "ontologies/author/acme/devtools"
     assert (root / "debugging/ontoskill.ttl").is_file()
     assert not (root / "LICENSE").exists()  # unlisted assets cannot be discovered over HTTP
-    assert "cannot list folders" in proc.stderr  # and the user is told so
+    assert any("cannot list folders" in w for w in domain.warnings)  # and the user is told so
 
 
 def test_http_with_files_array_gives_no_listing_warning(
-    cli: CliRunner, server: FaultServer
+    domain: Domain, server: FaultServer
 ) -> None:
-    proc = cli("--registry", server.url, "install", "acme/devtools", check=True)
-    assert "cannot list folders" not in proc.stderr
+    domain.install("acme/devtools", registry=server.url)
+    assert not any("cannot list folders" in w for w in domain.warnings)
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in FAST.items():
+        monkeypatch.setenv(key, value)
 
 
 def test_429_retry_after_then_200_succeeds(
-    cli: CliRunner, server: FaultServer, env: dict[str, str]
+    domain: Domain, server: FaultServer, env: dict[str, str], fast_retries: None
 ) -> None:
     server.storm(r"^/index\.json$", 429, times=1, retry_after="1")
     server.storm(r"\.ttl$", 429, times=2, retry_after="0")
-    cli("--registry", server.url, "install", "acme/design", check=True, extra_env=FAST)
+    domain.install("acme/design", registry=server.url)
     assert (_home(env) / "ontologies/author/acme/design/colorize/ontoskill.ttl").is_file()
     assert server.paths().count("/index.json") == 2
 
 
 def test_five_503s_exit_5_naming_host_and_status(
-    cli: CliRunner, server: FaultServer, env: dict[str, str]
+    domain: Domain, server: FaultServer, env: dict[str, str], fast_retries: None
 ) -> None:
     server.storm(r"^/index\.json$", 503, times=5)
-    proc = cli("--registry", server.url, "install", "acme/design", extra_env=FAST)
-    assert proc.returncode == 5, proc.stderr
-    assert "127.0.0.1" in proc.stderr and "503" in proc.stderr
+    with pytest.raises(NetworkError) as err:
+        domain.install("acme/design", registry=server.url)
+    assert err.value.exit_code == 5
+    assert "127.0.0.1" in err.value.message and "503" in err.value.message
     assert server.paths().count("/index.json") == 5
     assert not (_home(env) / "ontoskills.lock").exists()
 
 
-def test_401_exit_6_with_hint_and_token_never_printed(cli: CliRunner, server: FaultServer) -> None:
+def said(domain: Domain, err: pytest.ExceptionInfo[Exception] | None = None) -> str:
+    """Everything the CLI would print: the error (message + hint) and every warning/note."""
+    text = [*domain.warnings, *domain.notes]
+    if err is not None:
+        text += [str(getattr(err.value, "message", err.value)), str(getattr(err.value, "hint", ""))]
+    return "\n".join(text)
+
+
+def test_401_exit_6_with_hint_and_token_never_printed(
+    domain: Domain, server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.storm(r"^/index\.json$", 401, times=None)
-    proc = cli("--registry", server.url, "install", "acme/design")
-    assert proc.returncode == 6
-    assert "ONTOSKILLS_TOKEN" in proc.stderr
-    proc = cli(
-        "--registry", server.url, "install", "acme/design", "--json",
-        extra_env={"ONTOSKILLS_TOKEN": SECRET},
-    )  # fmt: skip
-    assert proc.returncode == 6
-    assert SECRET not in proc.stdout + proc.stderr
+    with pytest.raises(AuthError) as err:
+        domain.install("acme/design", registry=server.url)
+    assert err.value.exit_code == 6
+    assert "ONTOSKILLS_TOKEN" in said(domain, err)
+    monkeypatch.setenv("ONTOSKILLS_TOKEN", SECRET)
+    with pytest.raises(AuthError) as err:
+        domain.install("acme/design", registry=server.url)
+    assert SECRET not in said(domain, err)
     assert server.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
 
 
 def test_token_not_forwarded_across_hosts_nor_printed(
-    cli: CliRunner, registry: Path, server: FaultServer, env: dict[str, str]
+    domain: Domain,
+    registry: Path,
+    server: FaultServer,
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("ONTOSKILLS_TOKEN", SECRET)
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET + "-gh")
     with FaultServer(registry) as other:
         # Files live on "another host" (localhost vs 127.0.0.1): a CDN redirect.
         server.redirect(r"^/packages/", other.url.replace("127.0.0.1", "localhost"))
-        proc = cli(
-            "--registry", server.url, "install", "acme/devtools",
-            extra_env={"ONTOSKILLS_TOKEN": SECRET, "GITHUB_TOKEN": SECRET + "-gh"},
-            check=True,
-        )  # fmt: skip
+        report = domain.install("acme/devtools", registry=server.url)
         assert other.requests, "the redirect was followed"
         assert all("authorization" not in s.headers for s in other.requests)
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
-    assert SECRET not in proc.stdout + proc.stderr
+    assert SECRET not in said(domain) + json.dumps(report.to_json())
     assert SECRET not in (_home(env) / "ontoskills.lock").read_text()
 
 
 def test_second_install_revalidates_index_with_etag(
-    cli: CliRunner, server: FaultServer, tmp_path: Path
+    domain: Domain, server: FaultServer, tmp_path: Path
 ) -> None:
-    cli("--registry", server.url, "install", "acme/design", check=True)
-    cli("--home", str(tmp_path / "h2"), "--registry", server.url, "install", "acme/design",
-        check=True)  # fmt: skip
+    domain.install("acme/design", registry=server.url)
+    Domain(tmp_path / "h2", registry=server.url).install("acme/design")
     index = [s for s in server.requests if s.path == "/index.json"]
     assert len(index) == 2 and "if-none-match" in index[1].headers
 
 
 def test_offline_warm_succeeds_and_cold_fails_clearly(
-    cli: CliRunner, server: FaultServer, tmp_path: Path, env: dict[str, str]
+    domain: Domain, server: FaultServer, tmp_path: Path, env: dict[str, str]
 ) -> None:
-    proc = cli("--offline", "--registry", server.url, "install", "acme/devtools")
-    assert proc.returncode == 5 and "offline" in proc.stderr and "without --offline" in proc.stderr
+    offline = Domain(registry=server.url, offline=True)
+    with pytest.raises(NetworkError) as err:
+        offline.install("acme/devtools")
+    assert err.value.exit_code == 5
+    assert "offline" in said(offline, err) and "without --offline" in said(offline, err)
     assert server.requests == []
-    cli("--registry", server.url, "install", "acme/devtools", check=True)
+    domain.install("acme/devtools", registry=server.url)
     seen = len(server.requests)
     other = tmp_path / "home2"
-    cli("--home", str(other), "--offline", "--registry", server.url, "install", "acme/devtools",
-        check=True)  # fmt: skip
+    Domain(other, registry=server.url, offline=True).install("acme/devtools")
     assert len(server.requests) == seen
     first = (_home(env) / "ontoskills.lock").read_bytes()
     assert (other / "ontoskills.lock").read_bytes() == first
 
 
 def test_ci_from_http_lock_in_empty_home(
-    cli: CliRunner, server: FaultServer, tmp_path: Path, env: dict[str, str]
+    server: FaultServer, tmp_path: Path, env: dict[str, str]
 ) -> None:
     lock = tmp_path / "project" / "ontoskills.lock"
-    cli("--lockfile", str(lock), "--registry", server.url, "install", "acme/devtools",
-        "acme/design", check=True)  # fmt: skip
+    Domain(lockfile=lock, registry=server.url).install("acme/devtools", "acme/design")
     fresh = tmp_path / "fresh"
-    cli("--home", str(fresh), "--lockfile", str(lock), "ci", check=True,
-        extra_env={"ONTOSKILLS_CACHE_DIR": str(tmp_path / "cold-cache")})  # fmt: skip
+    Domain(fresh, lock, cache=tmp_path / "cold-cache").ci()
     for pid in ("acme/devtools", "acme/design"):
         a = _home(env) / "ontologies/author" / pid
         b = fresh / "ontologies/author" / pid
@@ -174,7 +195,7 @@ def test_ci_from_http_lock_in_empty_home(
 
 
 def test_ctrl_c_mid_download_exit_130_and_state_intact(
-    cli: CliRunner, tmp_path: Path, env: dict[str, str]
+    domain: Domain, tmp_path: Path, env: dict[str, str]
 ) -> None:
     big = PackageSpec(
         id="acme/big",
@@ -185,7 +206,7 @@ def test_ctrl_c_mid_download_exit_130_and_state_intact(
     reg = build_registry(tmp_path / "slowreg", [*sample_packages(), big])
     home = _home(env)
     with FaultServer(reg) as srv:
-        cli("--registry", srv.url, "install", "acme/design", check=True)
+        domain.install("acme/design", registry=srv.url)
         lock_before = (home / "ontoskills.lock").read_bytes()
         tree_before = sorted(p.as_posix() for p in (home / "ontologies").rglob("*"))
         srv.fail(r"/data/", Fault("slow", chunk=256, seconds=0.2), times=None)
@@ -206,7 +227,7 @@ def test_ctrl_c_mid_download_exit_130_and_state_intact(
         assert (home / "ontoskills.lock").read_bytes() == lock_before
         assert sorted(p.as_posix() for p in (home / "ontologies").rglob("*")) == tree_before
         assert not (home / "ontologies/author/acme/big").exists()
-        cli("--registry", srv.url, "list", check=True)
-        cli("--registry", srv.url, "install", "acme/design", check=True)
+        assert list(domain.lock().packages) == ["acme/design"]  # `list` reads it
+        domain.install("acme/design", registry=srv.url)
     staging = home / ".staging"
     assert not staging.exists() or not any(staging.iterdir())

@@ -3,9 +3,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ontoskills import lockfile
 from tests.conftest import CliRunner
 from tests.helpers.registry import build_registry, sample_packages
+
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs print and return: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
 
 
 def test_registry_add_list_remove_and_trust_cap(

@@ -15,6 +15,14 @@ import pytest
 from ontoskills import lockfile
 from tests.conftest import REPO, CliRunner
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 REGISTRY = REPO / "registry"
 
 

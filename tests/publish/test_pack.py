@@ -22,6 +22,13 @@ from tests.helpers.registry import build_registry, sample_packages
 from .conftest import make_source, write_skill_md
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def test_from_skill_md_is_byte_identical_across_runs(tmp_path: Path, cli: CliRunner) -> None:
     src = make_source(tmp_path / "src")
     outs = []

@@ -22,6 +22,13 @@ from tests.conftest import CliRunner
 from .conftest import GIT_ENV, make_package, make_source, refs, tree_state
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def publish(cli: CliRunner, pkg: Path, registry: Path | str, *args: str):  # type: ignore[no-untyped-def]
     return cli("publish", str(pkg), "--registry", str(registry), *args, extra_env=GIT_ENV)
 

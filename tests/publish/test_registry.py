@@ -15,6 +15,13 @@ from tests.conftest import REPO, CliRunner
 from .conftest import GIT_ENV, git, make_package, refs
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def test_init_creates_a_git_registry_that_verifies(tmp_path: Path, cli: CliRunner) -> None:
     path = tmp_path / "reg"
     proc = cli("registry", "init", str(path), "--json", extra_env=GIT_ENV)
@@ -202,12 +209,12 @@ def test_commit_author_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_no_author_anywhere_is_a_usage_error(
-    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli_process: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
         monkeypatch.delenv(key, raising=False)
     nohome = str(tmp_path / "nohome")
-    proc = cli(
+    proc = cli_process(
         "registry",
         "init",
         str(tmp_path / "reg"),
@@ -218,7 +225,7 @@ def test_no_author_anywhere_is_a_usage_error(
 
 
 def test_a_non_empty_folder_is_reported_before_a_missing_author(
-    tmp_path: Path, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli_process: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a machine without a git identity the actionable error is the folder, not the author."""
     for key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
@@ -228,7 +235,7 @@ def test_a_non_empty_folder_is_reported_before_a_missing_author(
     taken.mkdir()
     (taken / "notes.txt").write_text("mine\n")
     env = {"HOME": nohome, "XDG_CONFIG_HOME": nohome, "GIT_CONFIG_NOSYSTEM": "1"}
-    proc = cli("registry", "init", str(taken), extra_env=env)
+    proc = cli_process("registry", "init", str(taken), extra_env=env)
     assert proc.returncode == 2 and "not empty" in proc.stderr, proc.stderr
     assert "no git author" not in proc.stderr
     assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"]

@@ -16,6 +16,13 @@ from tests.conftest import CliRunner
 from .conftest import GIT_ENV, make_package
 
 
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 def _published(tmp_path: Path, cli: CliRunner, registry: Path, version: str = "1.0.0") -> dict:
     pkg = make_package(tmp_path, version=version, name=f"v{version}")
     proc = cli("publish", str(pkg), "--registry", str(registry), "--json", extra_env=GIT_ENV)

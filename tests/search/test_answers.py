@@ -13,6 +13,14 @@ from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 from tests.helpers.skills import installed_home, service
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 NEGATIVES = [
     "what can I use instead of buttermilk in pancakes?",
     "configure VLANs and trunk ports on a Cisco Catalyst switch",

@@ -7,10 +7,19 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import CliRunner
 from tests.helpers.registry import OC, PackageSpec, SkillSpec, build_registry
 from tests.helpers.skills import service
+
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
 
 BODY_MODULE = f"""@prefix dcterms: <http://purl.org/dc/terms/> .
 @prefix oc: <{OC}> .

@@ -12,6 +12,13 @@ from tests.helpers.skills import installed_home
 
 
 @pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
+@pytest.fixture
 def installed(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
     return installed_home(tmp_path_factory, env)
 
@@ -27,6 +34,7 @@ def test_search_json_shape(installed: Path, cli: CliRunner) -> None:
         "results",
         "disabled",
         "installed_skills",
+        "warnings",  # every --json document's (docs/CLI.md)
     ]
     assert doc["schema_version"] == 1
     assert doc["query"] == "write an implementation plan"

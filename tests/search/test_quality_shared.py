@@ -10,6 +10,14 @@ import pytest
 from tests.conftest import CliRunner, shared_path
 from tests.helpers.skills import install_ontostore, service
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 pytestmark = pytest.mark.shared
 
 

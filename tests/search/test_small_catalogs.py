@@ -16,6 +16,14 @@ from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 from tests.helpers.skills import service
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 SKILLS = [
     SkillSpec(
         "agent-browser",

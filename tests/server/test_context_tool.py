@@ -22,6 +22,13 @@ from tests.server.test_inprocess import ERAS, drive, text_of
 
 
 @pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
+@pytest.fixture
 def home(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
     return copy_home(tmp_path_factory, Path(env["ONTOSKILLS_HOME"]))
 

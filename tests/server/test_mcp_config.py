@@ -15,6 +15,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 FILES = {
     ("claude", "project"): (".mcp.json", "mcpServers"),
     ("claude", "global"): ("~/.claude.json", "mcpServers"),

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import mcp_types as types
+import pytest
 from mcp import Client
 
 from ontoskills.server.answers import BUDGET, answer_size
@@ -15,6 +16,13 @@ from tests.conftest import CliRunner, shared_path
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 from tests.helpers.skills import install_ontostore
 from tests.server.test_inprocess import drive, text_of
+
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
 
 
 def size_of(result: types.CallToolResult) -> int:

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliRunner
 from tests.helpers.registry import build_registry, sample_packages
 from tests.helpers.serve_load import DROPPED, MOVING_SKILL, moving_package, run_load
+
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
 
 
 def test_serve_under_load_with_concurrent_installs(

@@ -15,6 +15,14 @@ from ontoskills.search.service import SkillService
 from tests.conftest import CliRunner, shared_path
 from tests.server.rawclient import RawServer
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 pytestmark = pytest.mark.shared
 
 

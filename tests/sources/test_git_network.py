@@ -16,6 +16,14 @@ from tests.conftest import CliRunner
 from tests.helpers.githttp import GitHttpServer, bare_copy, push_to
 from tests.helpers.registry import build_registry, commit_all, sample_packages
 
+
+@pytest.fixture
+def cli(cli_inproc: CliRunner) -> CliRunner:
+    """These tests are about what the verbs do and print: the CLI entry, in-process
+    (tests/helpers/inproc.py); tests/cli/ runs the contract in real subprocesses."""
+    return cli_inproc
+
+
 LICENSE = "packages/acme/devtools/LICENSE"
 TOKEN = "git-token-5150"
 

@@ -1,0 +1,361 @@
+"""The one skeleton every mutating verb runs in: install, ci, update, remove, enable/disable.
+
+    home + lockfile locks -> repair an interrupted transaction (and reference indexes a
+    killed run left behind) -> load the lock -> the verb's changes,
+    staged in one Transaction -> one atomic commit of tree + lockfile, or discard ->
+    embeddings hooks -> reference indexes (system/index.*.ttl)
+
+A verb only says what changes (`Mutation.stage` a plan then `apply` the decision install
+and update share, `restore` locked packages, `drop` folders, edit `m.lock`) and commits;
+any failure before the commit discards the staging and leaves the previous tree and lock
+untouched. `Verb` says which hooks a command runs, in one table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import LockOutdatedError, OntoskillsError, UsageError
+from ..lockfile import LockedPackage, Lockfile, load, package_integrity
+from . import homelock
+from .compat import (
+    clear_reference_indexes_pending,
+    mark_reference_indexes_pending,
+    reference_indexes_pending,
+    write_reference_indexes,
+)
+from .decide import decide
+from .fetch import PackageFetcher
+from .journal import lock_sha
+from .options import InstallOptions
+from .resolve import PackagePlan, check_home_overlap, check_min_trust, plan_from_lock
+from .session import Session, lock_registry_name
+from .state import package_drift
+from .transaction import Transaction, recover
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    reads_registries: bool = False  # the home must not overlap a local registry (CLI.md)
+    lock_required: bool = True
+    prepare_embeddings: bool = False  # model present and verified before the commit
+    finish_embeddings: bool = False  # sample, derive, drop derived vectors after it
+
+
+INSTALL = Verb(
+    "install", True, lock_required=False, prepare_embeddings=True, finish_embeddings=True
+)
+CI = Verb("ci", True, prepare_embeddings=True, finish_embeddings=True)
+UPDATE = Verb("update", True, prepare_embeddings=True, finish_embeddings=True)
+REMOVE = Verb("remove", finish_embeddings=True)  # drops the removed packages' derived vectors
+ENABLE = Verb("enable")
+DISABLE = Verb("disable")
+
+
+@dataclass
+class Change:
+    package_id: str
+    action: str  # added | updated | reinstalled | unchanged | removed | enabled | disabled
+    version: str | None = None
+    previous_version: str | None = None
+    trust_tier: str | None = None
+    files: int = 0
+    skills: list[str] = field(default_factory=list)
+    # Installed but not served (the package ships them opt-in, or the user disabled them),
+    # and the command that serves them: search and the MCP tool do not see them until then.
+    disabled: list[str] = field(default_factory=list)
+    enable: str | None = None
+
+    @classmethod
+    def of(cls, action: str, pkg: LockedPackage, previous: LockedPackage | None = None) -> Change:
+        """A change that leaves `pkg` in the lock (what the CLI reports per package)."""
+        off = sorted(k for k, on in pkg.skills.items() if not on)
+        whole = bool(off) and len(off) == len(pkg.skills)
+        targets = [pkg.id] if whole else [f"{pkg.id}/{k}" for k in off]
+        return cls(
+            pkg.id,
+            action,
+            pkg.version,
+            previous.version if previous else None,
+            pkg.trust_tier,
+            len(pkg.files),
+            sorted(pkg.skills),
+            off,
+            "ontoskills enable " + " ".join(targets) if off else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package_id": self.package_id,
+            "action": self.action,
+            "version": self.version,
+            "previous_version": self.previous_version,
+            "trust_tier": self.trust_tier,
+            "files": self.files,
+            "skills": list(self.skills),
+            "disabled": list(self.disabled),
+            "enable": self.enable,
+        }
+
+
+@dataclass
+class Report:
+    """What a mutating command did. Its warnings went through `session.reporter` as they
+    happened (the CLI collects them into the command's result, docs/CLI.md)."""
+
+    command: str
+    lockfile: Path
+    changes: list[Change] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    lock_changed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "lockfile": str(self.lockfile),
+            "lock_changed": self.lock_changed,
+            "changes": [c.to_json() for c in self.changes],
+            "recovered": list(self.recovered),
+        }
+
+
+class Mutation:
+    """One verb's changes to the home: staged packages, folder swaps, the edited lock."""
+
+    def __init__(
+        self, session: Session, verb: Verb, opts: InstallOptions, report: Report, lock: Lockfile
+    ) -> None:
+        self.session = session
+        self.verb = verb
+        self.opts = opts
+        self.report = report
+        self.lock = lock
+        self.before = lock.to_bytes(session.lockfile_path.parent)
+        self.txn = Transaction(session.home)
+        self.committed = False
+
+    def stage(self, plan: PackagePlan) -> LockedPackage:
+        """Fetch and verify a planned package into staging; its lock entry (unnamed registry)."""
+        session = self.session
+        src = session.source(plan.registry, pin=plan.commit)
+        fetcher = PackageFetcher(
+            src, session.cache, parallel=session.options.parallel, strict=self.opts.strict
+        )
+        session.reporter.stage(f"fetching {plan.package_id}", total=len(plan.files))
+        records = fetcher.stage(
+            plan, self.txn.stage_dir(plan.package_id), advance=session.reporter.advance
+        )
+        for warning in plan.warnings + fetcher.warnings:
+            session.reporter.warn(warning)
+        for dep in plan.unresolved_deps:
+            session.reporter.warn(
+                f"{plan.package_id}: dependency {dep} is not in this package; install it separately"
+            )
+        return LockedPackage(
+            id=plan.package_id,
+            version=plan.version,
+            registry="",  # named when recorded in the lock
+            trust_tier=plan.trust_tier,
+            requested=sorted(set(plan.requested)),
+            files=records,
+            skills=plan.skills,
+            with_embeddings=plan.with_embeddings,
+            root=plan.package_root,
+            commit=plan.commit,
+        )
+
+    def apply(self, plan: PackagePlan, existing: LockedPackage | None, new: LockedPackage) -> None:
+        """Decide (decide.py, shared by install and update) what `new`, staged from `plan`,
+        does to the installed `existing`, and do it: place it, keep the tree, or refuse."""
+        home = self.session.home
+        drift = package_drift(home, existing) if existing is not None else None
+        decision = decide(existing, new, drift, self.opts, lockfile=self.session.lockfile_path)
+        if decision.warning:
+            self.session.reporter.warn(decision.warning)
+        if decision.action == "unchanged":
+            assert existing is not None
+            self.report.changes.append(self._keep(existing, new))
+        elif decision.places:
+            self.record(plan, new)
+            self.place(new.id)
+            self.report.changes.append(Change.of(decision.action, new, existing))
+
+    def _keep(self, existing: LockedPackage, new: LockedPackage) -> Change:
+        """Same content, intact tree: nothing is placed. The lock entry takes what the user
+        asked for now (requested specs, a skill named to be served); commit and registry stay."""
+        new.commit, new.registry = existing.commit, existing.registry
+        if new.requested != existing.requested or new.skills != existing.skills:
+            self.lock.packages[new.id] = new
+        turned_on = sorted(k for k, on in new.skills.items() if on and not existing.skills.get(k))
+        if turned_on:  # `install author/pkg/skill` of an installed, disabled skill
+            return Change(new.id, "enabled", new.version, skills=turned_on)
+        return Change.of("unchanged", new)
+
+    def restore(self, package_ids: list[str] | None = None, *, reinstall_all: bool = False) -> None:
+        """Put locked packages (all, or `package_ids`) back exactly as locked: those whose
+        tree drifted, or every one (`ci`). Nothing is resolved."""
+        session, lock = self.session, self.lock
+        if not lock.packages:
+            raise UsageError(
+                f"nothing to install: {session.lockfile_path} lists no packages",
+                hint="name a package, e.g. `ontoskills install obra/superpowers`",
+            )
+        wanted = sorted(package_ids or lock.packages)
+        missing = [p for p in wanted if p not in lock.packages]
+        if missing:
+            raise LockOutdatedError(
+                f"{', '.join(missing)} not in {session.lockfile_path} "
+                "(--frozen installs the lock as written)",
+                hint="run `ontoskills install` without --frozen to add it to the lock",
+            )
+        for pid in wanted:
+            pkg = lock.packages[pid]
+            check_min_trust(pid, pkg.trust_tier, self.opts.min_trust)
+            if not reinstall_all and package_drift(session.home, pkg).clean:
+                self.report.changes.append(Change.of("unchanged", pkg))
+                continue
+            if pkg.registry not in lock.registries:
+                raise UsageError(
+                    f"{session.lockfile_path}: {pid} names unknown registry {pkg.registry!r}"
+                )
+            new = self.stage(plan_from_lock(session, pkg, lock.registries[pkg.registry]))
+            if new.integrity != package_integrity(pkg.files):  # each file was verified already
+                raise AssertionError("verified files differ from the lock")
+            self.place(pid)
+            self.report.changes.append(Change.of("reinstalled", pkg))
+
+    def place(self, pid: str) -> None:
+        """The staged folder of `pid` replaces the installed one at commit."""
+        self.txn.replace(self.session.home.package_dir(pid), self.txn.stage_dir(pid))
+
+    def drop(self, pid: str) -> None:
+        """The installed folder of `pid` goes at commit."""
+        self.txn.remove(self.session.home.package_dir(pid))
+
+    def record(self, plan: PackagePlan, pkg: LockedPackage) -> None:
+        """`pkg` (staged from `plan`) becomes the lock entry, under its registry's lock name."""
+        name = lock_registry_name(self.lock, plan.registry)
+        pkg.registry = name
+        self.lock.registries[name] = plan.locked_registry(name)
+        self.lock.packages[pkg.id] = pkg
+
+    def prune_registries(self) -> None:
+        used = {p.registry for p in self.lock.packages.values()}
+        for name in list(self.lock.registries):
+            if name not in used:
+                del self.lock.registries[name]
+
+    def commit(self, *, data: bytes | None = None) -> None:
+        """Prepare embeddings (when the verb does), then swap the tree and write the lock
+        (`data`: exact bytes, as `ci` keeps the committed lock; else `m.lock` serialised)."""
+        if self.verb.prepare_embeddings:
+            _prepare_embeddings(self)
+        after = data if data is not None else self.lock.to_bytes(self.session.lockfile_path.parent)
+        if self.opts.locked and after != self.before:
+            raise LockOutdatedError(
+                f"{self.session.lockfile_path} is out of date for this install (--locked)",
+                hint="run `ontoskills install` without --locked and commit the new lock",
+            )
+        self.report.lock_changed = after != self.before
+        self.txn.commit(self.session.lockfile_path, after)
+        self.committed = True
+
+
+@contextmanager
+def mutation(
+    session: Session, verb: Verb, opts: InstallOptions | None = None
+) -> Iterator[Mutation]:
+    """Run one verb's changes under the skeleton; the verb calls `m.commit()` (leaving
+    without it discards, like any exception)."""
+    if verb.reads_registries:
+        check_home_overlap(session)
+    report = Report(verb.name, session.lockfile_path)
+    note = session.reporter.note
+    try:
+        with (
+            homelock.hold(session.home, verb.name, on_wait=note),
+            homelock.hold_lockfile(session.lockfile_path, on_wait=note),
+        ):
+            report.recovered = recover(session.home, session.lockfile_path)
+            # A run killed after its commit but before both system/index.*.ttl were
+            # rewritten (found by kill_loop.py's kill-at-a-rename iterations): the lock on
+            # disk is the truth, so bring them in step before anything else.
+            if reference_indexes_pending(session.home) and _refresh_reference_indexes(session):
+                report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
+            for line in report.recovered:
+                session.reporter.warn(line)
+            lock_before = lock_sha(session.lockfile_path)
+            mark_reference_indexes_pending(session.home)
+            try:
+                lock = load(session.lockfile_path, required=verb.lock_required)
+                m = Mutation(session, verb, opts or InstallOptions(), report, lock)
+                try:
+                    yield m
+                finally:
+                    if not m.committed:
+                        m.txn.discard()
+                if verb.finish_embeddings:
+                    _finish_embeddings(session)
+                _refresh_reference_indexes(session)
+            except BaseException:
+                if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
+                    clear_reference_indexes_pending(session.home)
+                raise
+    finally:
+        session.close()
+
+
+def _prepare_embeddings(m: Mutation) -> None:
+    """Model present and verified, staged vectors compatible; records [embeddings] in lock."""
+    session, lock = m.session, m.lock
+    if not (m.opts.model_path or any(p.with_embeddings for p in lock.packages.values())):
+        return
+    from ..embeddings import sync as embeddings_sync  # numpy & co. only when needed
+
+    new = m.txn.dir / "new"
+    staged = {p: new / p for p in lock.packages if (new / p).is_dir()}
+    warnings = embeddings_sync.prepare(
+        session.home,
+        session.config,
+        lock,
+        offline=session.options.offline,
+        model_path=m.opts.model_path,
+        package_dirs=staged,
+        reporter=session.reporter,
+        cache_dir=session.cache.root,
+    )
+    for warning in warnings:
+        session.reporter.warn(warning)
+
+
+def _finish_embeddings(session: Session) -> None:
+    """Sample-check stored vectors, derive missing ones, drop derived data of removed packages."""
+    lock = load(session.lockfile_path)
+    if lock.embeddings is None and not (session.home.derived_dir / "vectors").is_dir():
+        return
+    from ..embeddings import sync as embeddings_sync
+
+    warnings = embeddings_sync.finish(
+        session.home,
+        session.config,
+        lock,
+        reporter=session.reporter,
+        cache_dir=session.cache.root,
+    )
+    for warning in warnings:
+        session.reporter.warn(warning)
+
+
+def _refresh_reference_indexes(session: Session) -> bool:
+    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure).
+    True when a file was rewritten."""
+    try:
+        return write_reference_indexes(session.home, load(session.lockfile_path))
+    except (OSError, OntoskillsError) as exc:
+        session.reporter.warn(f"could not refresh system/index.enabled.ttl: {exc}")
+        return False
