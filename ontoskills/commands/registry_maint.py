@@ -143,8 +143,7 @@ def register_into(registry_app: typer.Typer) -> None:
                     out.info(f"    {role}: {', '.join(ids)}")
                 root = Path(doc.payload["path"]) / "metadata" / "root.json"
                 out.info(
-                    f"  clients pin {root} with "
-                    "`ontoskills registry add NAME URL --root root.json`"
+                    f"  clients pin {root} with `ontoskills registry add NAME URL --root root.json`"
                 )
 
         run(app_ctx, body, text)
