@@ -127,8 +127,8 @@ def translate(exc: Exception, registry: str, relpath: str) -> OntoskillsError:
         return FreezeError(
             f"{where}: signed metadata expired ({detail}): the registry stopped refreshing "
             "it, or someone replays old metadata (freeze attack)",
-            hint=f"{nothing}; its maintainers refresh it with `ontoskills registry sign "
-            "--timestamp` (a scheduled job)",
+            hint=f"{nothing}; retry later; if it persists, its maintainers must refresh it "
+            "with `ontoskills registry sign --timestamp` (a scheduled job)",
         )
     if isinstance(exc, tufx.UnsignedMetadataError):
         if _role(relpath) == "root":
@@ -172,8 +172,8 @@ def _mix(where: str, detail: str, nothing: str) -> MixAndMatchError:
     return MixAndMatchError(
         f"{where} does not match the metadata that names it ({detail}): files from different "
         "states of the registry (mix-and-match)",
-        hint=f"{nothing}; a publish may be under way: retry shortly; if it persists, the "
-        "registry is being tampered with",
+        hint=f"{nothing}; do not trust this registry until its maintainers check it (a "
+        "static host caught mid-upload is the one benign cause)",
     )
 
 

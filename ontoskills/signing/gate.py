@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import (
+    DowngradeError,
     LimitExceededError,
     MetadataLimitError,
     NotFoundError,
@@ -80,17 +81,18 @@ def open_registry(
         return open_signed(source, state_root, exp, latest, reporter)
     if exp.expects_signed:
         why = "a trusted root is configured" if exp.root_file else "the lock says it was"
-        raise UnsignedRegistryError(
+        raise DowngradeError(
             f"{name} serves no signed metadata ({ROOT_PATH}) but is signed ({why}): the "
-            "metadata was stripped or the registry replaced",
-            hint="nothing was installed; tell the registry's maintainers (if it really stopped "
-            "signing: `ontoskills registry add` it again without --root)",
+            "metadata was stripped or the registry replaced (downgrade attack)",
+            hint="nothing was installed; do not retry: tell the registry's maintainers (if it "
+            "really stopped signing, `ontoskills registry add` it again without --root)",
         )
     if exp.require_signed:
         if not exp.builtin:
             raise UnsignedRegistryError(
                 f"{name} is not signed (no {ROOT_PATH}) and signed registries are required",
-                hint="use a signed registry, or drop --require-signed / require_signed",
+                hint="sign it (`ontoskills registry init --signed PATH` on the registry), or "
+                "drop --require-signed / require_signed",
             )
         if reporter is not None:
             reporter.warn(

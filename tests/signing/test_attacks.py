@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tuf.api.metadata import Metadata, MetaFile, Snapshot, Timestamp
 
-from ontoskills.errors import EXIT_INTEGRITY, EXIT_SIGNATURE
+from ontoskills.errors import EXIT_EXPIRED, EXIT_INTEGRITY, EXIT_SIGNATURE
 from ontoskills.signing import keys as keymod
 from ontoskills.signing.repo import meta_of
 from tests.conftest import CliRunner
@@ -127,7 +127,7 @@ def test_freeze_expired_timestamp(client: Client, signed: Signed) -> None:
     # The scheduled `registry sign --timestamp` stopped three days ago.
     repo = signed.repo(now=past(3), roles=("timestamp",))
     signed.write(repo.refresh_timestamp(), "old timestamp")
-    refused(client, EXIT_SIGNATURE, "expired", "freeze")
+    refused(client, EXIT_EXPIRED, "expired", "freeze", "retry later", "registry sign --timestamp")
 
 
 def test_mix_and_match(client: Client, signed: Signed) -> None:
@@ -137,7 +137,7 @@ def test_mix_and_match(client: Client, signed: Signed) -> None:
     stale = {rel: old[rel] for rel in changed_bins(old, new)}
     assert stale
     signed.write(stale, "a mirror that synced the bins late")
-    refused(client, EXIT_SIGNATURE, "mix-and-match")
+    refused(client, EXIT_SIGNATURE, "mix-and-match", "do not trust this registry")
 
 
 # --- endless data, compromised keys ------------------------------------------------------
@@ -182,12 +182,33 @@ def test_compromised_timestamp_key_alone(client: Client, signed: Signed) -> None
     refused(client, EXIT_SIGNATURE, "metadata/snapshot.json is not signed by the threshold")
 
 
-def test_stripped_metadata_is_not_a_downgrade(client: Client, signed: Signed) -> None:
+def test_stripped_metadata_is_a_refused_downgrade(client: Client, signed: Signed) -> None:
     signed.publish("acme/extra")
     for path in (signed.root / "metadata").iterdir():
         path.unlink()
     signed.commit("drop the signatures")
-    refused(client, EXIT_SIGNATURE, "serves no signed metadata", "stripped")
+    refused(
+        client, EXIT_SIGNATURE, "serves no signed metadata", "downgrade attack", "do not retry"
+    )
+
+
+def test_stripped_metadata_when_only_the_lock_knows_it_was_signed(
+    cli: CliRunner, env: dict[str, str], signed: Signed, kind: str, served: str
+) -> None:
+    """No --root configured: the registry was found signed on first use and the lock says
+    so; a registry that stops serving metadata afterwards is a downgrade, not 'unsigned'."""
+    extra = ["--kind", "folder"] if kind == "folder" else []
+    cli("registry", "add", "corp", served, *extra, check=True)
+    first = cli("install", "acme/tools", check=True)
+    assert "trusting its root v1 on first use" in first.stderr
+    home = Path(env["ONTOSKILLS_HOME"])
+    client = Client(cli, home, kind, served, signed.root / "metadata/root.json")
+    assert "signed = true" in (home / "ontoskills.lock").read_text()
+    signed.publish("acme/extra")
+    for path in (signed.root / "metadata").iterdir():
+        path.unlink()
+    signed.commit("drop the signatures")
+    refused(client, EXIT_SIGNATURE, "the lock says it was", "downgrade attack")
 
 
 def test_a_mirror_serving_valid_old_metadata(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tuf.api.metadata import Metadata, Root
 
-from ontoskills.errors import EXIT_SIGNATURE
+from ontoskills.errors import EXIT_EXPIRED, EXIT_SIGNATURE, EXIT_UNSIGNED
 from ontoskills.paths import Cache
 from ontoskills.progress import NullReporter
 from ontoskills.registries import RegistryConfig
@@ -174,7 +174,8 @@ def test_registry_sign_timestamp_recovers_from_a_freeze(
     signed.publish("acme/extra")
     repo = signed.repo(now=past(3), roles=("timestamp",))
     signed.write(repo.refresh_timestamp(), "the job stopped")
-    assert client.cli("install", "acme/extra").returncode == EXIT_SIGNATURE
+    frozen = client.cli("install", "acme/extra")
+    assert frozen.returncode == EXIT_EXPIRED and "retry later" in frozen.stderr, frozen.stderr
     proc = client.cli(
         "registry", "sign", str(signed.root), "--timestamp", "--keys", str(signed.keys), check=True
     )
@@ -214,12 +215,13 @@ def test_require_signed_refuses_an_unsigned_registry(
 ) -> None:
     plain = build_registry(tmp_path / "plain", sample_packages())
     proc = cli("--require-signed", "--registry", str(plain), "install", "acme/devtools")
-    assert proc.returncode == EXIT_SIGNATURE and "not signed" in proc.stderr
+    assert proc.returncode == EXIT_UNSIGNED and "not signed" in proc.stderr
+    assert "registry init --signed" in proc.stderr  # the next step: sign it
     assert not (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").exists()
     (Path(env["ONTOSKILLS_HOME"])).mkdir(parents=True, exist_ok=True)
     (Path(env["ONTOSKILLS_HOME"]) / "config.toml").write_text("require_signed = true\n")
     proc = cli("--registry", str(plain), "install", "acme/devtools")
-    assert proc.returncode == EXIT_SIGNATURE
+    assert proc.returncode == EXIT_UNSIGNED
     # without the requirement, unsigned registries work as before, silently
     (Path(env["ONTOSKILLS_HOME"]) / "config.toml").unlink()
     proc = cli("--registry", str(plain), "install", "acme/devtools", check=True)
