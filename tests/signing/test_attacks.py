@@ -187,9 +187,7 @@ def test_stripped_metadata_is_a_refused_downgrade(client: Client, signed: Signed
     for path in (signed.root / "metadata").iterdir():
         path.unlink()
     signed.commit("drop the signatures")
-    refused(
-        client, EXIT_SIGNATURE, "serves no signed metadata", "downgrade attack", "do not retry"
-    )
+    refused(client, EXIT_SIGNATURE, "serves no signed metadata", "downgrade attack", "do not retry")
 
 
 def test_stripped_metadata_when_only_the_lock_knows_it_was_signed(
