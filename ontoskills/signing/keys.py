@@ -1,10 +1,11 @@
 """Maintainers' private keys: ed25519, kept OUTSIDE the registry, never committed or printed.
 
 A keys folder holds one PEM (PKCS#8) file per key, named `<role>-<keyid prefix>.pem`, mode
-0600 in a 0700 folder; retired keys move to `retired/`. CI passes keys in environment
-variables instead (`ONTOSKILLS_KEY_TIMESTAMP`, ... : the PEM text, several blocks for a role
-with several keys), which win over files. Messages name files, variables and key ids, never
-key material.
+0600 in a 0700 folder; retired keys move to `retired/`. Like ssh, a key file or keys folder
+that other users can read (or that another user owns) is refused, never used. CI passes
+keys in environment variables instead (`ONTOSKILLS_KEY_TIMESTAMP`, ... : the PEM text,
+several blocks for a role with several keys), which win over files. Messages name files,
+variables and key ids, never key material.
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ def generate() -> CryptoSigner:
 
 
 def save(keys_dir: Path, role: str, signer: CryptoSigner) -> Path:
-    """Write a new private key file, 0600, never over an existing one."""
+    """Write a new private key file, 0600, never over an existing one, in a 0700 folder."""
     keys_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(keys_dir, 0o700)
+    check_keys_dir(keys_dir)  # an existing folder others can read is refused, not chmod-ed
     path = keys_dir / f"{role}-{signer.public_key.keyid[:16]}.pem"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as out:
@@ -100,20 +101,42 @@ def _signer_from_pem(pem: bytes, where: str) -> CryptoSigner:
         ) from None
 
 
+def _private(path: Path, st: os.stat_result, mode: int) -> None:
+    """Refuse what others can read or write, or another user owns (POSIX; as ssh does)."""
+    if os.name != "posix":
+        return
+    if st.st_mode & 0o077 or st.st_uid != os.getuid():
+        perms = stat.filemode(st.st_mode)
+        raise UsageError(
+            f"{path} is accessible to other users ({perms}): private keys must be yours alone",
+            hint=f"chmod {mode:o} {path} (and check who could have copied it)",
+        )
+
+
+def check_keys_dir(keys_dir: Path) -> None:
+    """A keys folder that exists must be 0700 and ours (its listing names the key ids)."""
+    try:
+        st = os.stat(keys_dir)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{keys_dir} is not a folder", hint="pass --keys DIR, a folder")
+    _private(keys_dir, st, 0o700)
+
+
 def _load_file(path: Path) -> CryptoSigner:
-    st = os.stat(path)
+    st = os.lstat(path)  # a symlink is not followed: the key must live in the keys folder
     if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_KEY_FILE:
         raise UsageError(f"{path} is not a key file", hint="remove it from the keys folder")
+    _private(path, st, 0o600)
     return _signer_from_pem(path.read_bytes(), str(path))
 
 
 @dataclass
 class KeyRing:
-    """The private keys we could find, by role; `loose` says which files are readable by
-    others (a warning for the caller to show)."""
+    """The private keys we could find, by role."""
 
     signers: dict[str, list[CryptoSigner]] = field(default_factory=dict)
-    loose: list[str] = field(default_factory=list)
 
     def add(self, role: str, signer: CryptoSigner) -> None:
         have = self.signers.setdefault(role, [])
@@ -158,10 +181,9 @@ def load(
             for block in blocks:
                 ring.add(role, _signer_from_pem(block, env_var(role)))
         if keys_dir.is_dir():
+            check_keys_dir(keys_dir)
             for path in sorted(keys_dir.glob(f"{role}-*.pem")):
                 ring.add(role, _load_file(path))
-                if os.stat(path).st_mode & 0o077:
-                    ring.loose.append(str(path))
     return ring
 
 
