@@ -101,15 +101,27 @@ def register_into(registry_app: typer.Typer) -> None:
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
-        """Create a new registry (index.json, README, packages/; a git repo unless --no-git)."""
+        """Create a new registry (index.json, README, packages/; a git repo unless --no-git).
+        With --signed on an existing registry: sign everything it serves, in place."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> Doc:
             from ..publish import gitops
-            from ..publish.registry import SignedInit, check_new_registry_folder, init_registry
+            from ..publish.registry import (
+                SignedInit,
+                check_new_registry_folder,
+                init_registry,
+                is_existing_registry,
+            )
 
-            check_new_registry_folder(path)
-            author = None if no_git else gitops.author_for(None, author_name, author_email)
+            check_new_registry_folder(path, signed=signed)
+            existing = signed and is_existing_registry(path)
+            author = None
+            if existing and not no_git and gitops.is_repo(path):
+                repo = gitops.pygit2.Repository(str(path))
+                author = gitops.author_for(repo, author_name, author_email)
+            elif not existing and not no_git:
+                author = gitops.author_for(None, author_name, author_email)
             sign = None
             if signed:
                 from ..signing.keys import resolve_keys_dir
@@ -125,6 +137,7 @@ def register_into(registry_app: typer.Typer) -> None:
                 {
                     "command": "registry init",
                     "path": str(path),
+                    "existing": existing,  # an existing registry was signed in place
                     "commit": commit,
                     "keys_dir": None if written is None else str(written.keys_dir),
                     "keyids": {} if written is None else written.keyids,
@@ -133,9 +146,9 @@ def register_into(registry_app: typer.Typer) -> None:
 
         def text(out: Output, doc: Doc) -> None:
             commit = doc.payload["commit"]
+            what = "signed existing registry" if doc.payload["existing"] else "created registry"
             out.success(
-                f"created registry {doc.payload['path']}"
-                + (f" (commit {commit[:12]})" if commit else "")
+                f"{what} {doc.payload['path']}" + (f" (commit {commit[:12]})" if commit else "")
             )
             if doc.payload["keys_dir"] is not None:
                 out.info(f"  private keys in {doc.payload['keys_dir']} (never commit them):")

@@ -298,6 +298,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
     init = {
         "command": None,
         "path": None,
+        "existing": None,
         "commit": None,
         "keys_dir": None,
         "keyids": {"*": [None]},
@@ -379,6 +380,7 @@ def check_signed(run: CliRunner, check: Any, world: dict[str, Path]) -> None:
     init = {
         "command": None,
         "path": None,
+        "existing": None,
         "commit": None,
         "keys_dir": None,
         "keyids": {"*": [None]},
