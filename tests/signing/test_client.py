@@ -1,17 +1,15 @@
-"""Client details of signed registries: the sparse index, --offline, what the lock records,
-and that commands which never read a registry never import tuf or cyclonedx."""
+"""Client details of signed registries: the sparse index, --offline, what the lock records
+(what commands that never read a registry import: test_lazy_imports.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from ontoskills.errors import EXIT_INTEGRITY
 from ontoskills.publish.registry import SignedInit, init_registry
 from ontoskills.signing.repo import Policy
-from tests.conftest import REPO, CliRunner
+from tests.conftest import CliRunner
 from tests.helpers.faults import FaultServer
 from tests.publish.conftest import AUTHOR
 from tests.signing.conftest import Client, Signed
@@ -87,22 +85,3 @@ def test_lock_records_the_chain_and_update_records_a_rotation(
     new_root = Metadata.from_bytes((signed.root / "metadata/root.json").read_bytes())
     lock = (client.home / "ontoskills.lock").read_text()
     assert new_root.signed.roles["root"].keyids[0] in lock
-
-
-def test_commands_that_read_no_registry_import_no_tuf(cli: CliRunner, env: dict[str, str]) -> None:
-    heavy = ("tuf", "securesystemslib", "cyclonedx", "cryptography")
-    for args in (["--version"], ["search", "lint"], ["list"]):
-        proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "ontoskills", *args],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            env={**env, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
-        )
-        imported = {
-            line.rsplit("|", 1)[-1].strip()
-            for line in proc.stderr.splitlines()
-            if line.startswith("import time:")
-        }
-        loaded = sorted(m for m in imported if m.split(".")[0] in heavy)
-        assert loaded == [], (args, loaded)
