@@ -232,7 +232,6 @@ def resolve(
         }
     if not with_embeddings:
         files = {p: f for p, f in files.items() if not _is_embedding(p, manifest)}
-    _pin_to_signed_targets(src, entry.package_root, files)
     files[MANIFEST] = PlannedFile(MANIFEST, sha256_bytes(raw), len(raw), False)
     _check_limits(package_id, list(files.values()))
     plan.files = [files[p] for p in sorted(files)]
@@ -244,16 +243,6 @@ def resolve(
         for s in chosen
     }
     return plan
-
-
-def _pin_to_signed_targets(src: object, root: str, files: dict[str, PlannedFile]) -> None:
-    """Signed registry: every file's expected hash and size is its signed target's, so the
-    fetch (cache hit or download) installs only what the maintainers signed."""
-    expect = getattr(src, "expect", None)  # signing.client.VerifiedSource
-    if expect is None:
-        return
-    for f in files.values():
-        f.sha256, f.size = expect(f"{root}/{f.path}" if root else f.path, f.sha256, f.size)
 
 
 def _candidate_files(
@@ -306,11 +295,6 @@ def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) ->
     """A frozen plan: exactly the locked files, from the locked registry (and commit)."""
     config = session.registry_for_lock(reg)
     check_overlap(session.home.root, config)
-    exp = session.expectation(config)
-    if exp.expects_signed or exp.require_signed:
-        # ci / --frozen: files come pinned by the lock, but the registry's root must still
-        # chain to the one the lock recorded (and its metadata be current and untampered).
-        session.opened(config)
     return PackagePlan(
         package_id=pkg.id,
         registry=config,
