@@ -201,8 +201,7 @@ def write_sparse_files(root: Path, files: dict[str, bytes]) -> None:
     for rel, body in files.items():
         path = root / rel
         if rel != CONFIG and (not path.is_file() or path.read_bytes() != body):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(body)
+            atomic_write_bytes(path, body)  # a kill mid-publish never leaves half an entry
     base = root / "index"
     if base.is_dir():
         for dirpath, _, names in os.walk(base):
