@@ -1,9 +1,11 @@
 """`ontoskills serve` under load, measured from a client over real stdio pipes: cold start
 (spawn -> initialize reply, spawn -> first tool answer), thousands of `ontoskill` calls
 (calls/s, p50/p99 round-trip), and the server's RSS before/after the run (VmRSS, VmHWM: a
-leak shows as growth between the two).
+leak shows as growth between the two). Then the same calls over Streamable HTTP
+(`serve --transport http`) from 1 and from 16 concurrent sessions (calls/s, p50/p99), and the
+Skills extension's full listing (`skills/list`, every page) cold and warm.
 
-    python benchmarks/serve.py [--home HOME] [--calls N] [--registry DIR]
+    python benchmarks/serve.py [--home HOME] [--calls N] [--registry DIR] [--http-calls N]
 
 Without --home it installs every package of --registry (default ../shared/ontostore) into a
 fresh home first. Queries come from ../shared/queries-dev.jsonl (plus skill-id lookups).
@@ -21,7 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import anyio
+import httpx
 from _store import cli_install
+
+from tests.helpers.httpserve import HttpServer, RawSession
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
@@ -96,6 +102,7 @@ def main() -> None:
     ap.add_argument("--registry", type=Path, default=SHARED / "ontostore")
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--mode", default="bm25")
+    ap.add_argument("--http-calls", type=int, default=1600, help="calls per HTTP run")
     args = ap.parse_args()
 
     tmp = None
@@ -205,8 +212,92 @@ def main() -> None:
     print(f"| {'metric'.ljust(width)} | value |\n|{'-' * (width + 2)}|-------|")
     for k, v in rows:
         print(f"| {k.ljust(width)} | {v} |")
+    http_table(home, extra, queries, lookups, args.http_calls)
     if tmp is not None:
         tmp.cleanup()
+
+
+async def _client(url: str, calls: list[str], out: list[float], http: httpx.AsyncClient) -> None:
+    raw = RawSession(http, url)
+    await raw.open()
+    for q in calls:
+        t = time.perf_counter()
+        reply = await raw.request("tools/call", {"name": "ontoskill", "arguments": {"q": q}})
+        out.append((time.perf_counter() - t) * 1000)
+        assert not reply["result"].get("isError"), reply
+    await raw.close()
+
+
+async def _run_http(url: str, qs: list[str], clients: int) -> tuple[float, list[float]]:
+    lat: list[float] = []
+    per = len(qs) // clients
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+        t = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for c in range(clients):
+                tg.start_soon(_client, url, qs[c * per : (c + 1) * per], lat, http)
+        return time.perf_counter() - t, lat
+
+
+async def _list_all(url: str) -> tuple[float, int]:
+    async with httpx.AsyncClient(timeout=600) as http:
+        raw = RawSession(http, url)
+        await raw.open()
+        t = time.perf_counter()
+        cursor, n = None, 0
+        while True:
+            page = await raw.request("skills/list", {"cursor": cursor} if cursor else {})
+            n += len(page["result"]["skills"])
+            cursor = page["result"].get("nextCursor")
+            if not cursor:
+                break
+        elapsed = time.perf_counter() - t
+        await raw.close()
+        return elapsed, n
+
+
+def http_table(
+    home: Path, extra: list[str], queries: list[str], lookups: list[str], calls: int
+) -> None:
+    """The same mix over Streamable HTTP: 1 and 16 concurrent sessions, one server process."""
+    mix = [
+        lookups[i % len(lookups)] if lookups and i % 5 == 4 else queries[i % len(queries)]
+        for i in range(calls)
+    ]
+    env = {"ONTOSKILLS_HOME": str(home)}
+    rows = []
+    with HttpServer(env, *extra) as server:
+        anyio.run(_run_http, server.url, mix[:50], 1)  # warm up: the service loads
+        for clients in (1, 16):
+            elapsed, lat = anyio.run(_run_http, server.url, mix, clients)
+            rows.append(
+                f"| {clients} | {len(lat)} | {len(lat) / elapsed:.0f} | "
+                f"{pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f} |"
+            )
+        rss = rss_kb(server.proc.pid)
+        server.stop()
+    print("\nStreamable HTTP (`serve --transport http`), same call mix, one process:\n")
+    print("| concurrent sessions | calls | calls/s | p50 ms | p99 ms |\n|---|---|---|---|---|")
+    print("\n".join(rows))
+    print(f"\nserver RSS after the HTTP runs: {rss.get('VmRSS', 0) / 1024:.1f} MB")
+    cache = home / "state" / "derived" / "skills-ext"
+    listing = []
+    with HttpServer(env, *extra) as server:
+        for label in ("cold (no digest cache)", "warm (same process)"):
+            if label.startswith("cold") and cache.is_dir():
+                for f in cache.iterdir():
+                    f.unlink()
+            elapsed, n = anyio.run(_list_all, server.url)
+            listing.append(f"| {label} | {n} | {elapsed:.2f} s |")
+        server.stop()
+    with HttpServer(env, *extra) as server:  # a restart reads the digest cache from disk
+        elapsed, n = anyio.run(_list_all, server.url)
+        listing.append(f"| after a restart (disk cache) | {n} | {elapsed:.2f} s |")
+        server.stop()
+    print("\nSkills extension, `skills/list` every page:\n")
+    print("| listing | skills | time |\n|---|---|---|")
+    print("\n".join(listing))
 
 
 if __name__ == "__main__":

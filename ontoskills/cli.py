@@ -1,19 +1,21 @@
 """The typer application: global flags and the list of verbs. Nothing else lives here.
 
-Each verb (or verb group) is a module under commands/ exposing `register(app)`.
+Each verb (or verb group) is a module under commands/ exposing `register(app)`. A run
+imports only the module of the verb it names (every module for `--help`, a bare
+`ontoskills` or an unknown verb), and a bare `--version` imports no command at all: `serve`
+and `search` must not pay for the install stack, rich tables or the other verbs' imports
+(docs/PERFORMANCE.md). `app` (the whole CLI, for tests and docs) is built on first access.
 """
-
-from __future__ import annotations
 
 import importlib
 import sys
-from typing import Annotated
-
-import typer
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Any
 
 from . import __version__
-from .commands._context import AppContext
-from .commands._output import writing_stdout
+
+if TYPE_CHECKING:
+    import typer
 
 # Order here is the order in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -36,77 +38,192 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pack",
     "publish",
 )
-
-app = typer.Typer(
-    name="ontoskills",
-    help="Install, search, serve and publish OntoSkills packages.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+# verb -> the module registering it (tests/cli/test_lazy_cli.py holds this to `register`).
+VERBS: dict[str, str] = {
+    "install": "install",
+    "ci": "ci",
+    "update": "update",
+    "remove": "remove",
+    "enable": "toggle",
+    "disable": "toggle",
+    "list": "listing",
+    "info": "listing",
+    "outdated": "outdated",
+    "doctor": "doctor",
+    "cache": "cache",
+    "lock": "lock",
+    "registry": "registry",
+    "search": "search",
+    "show": "show",
+    "export-embeddings": "export_embeddings",
+    "serve": "serve",
+    "mcp-config": "mcp_config",
+    "pack": "pack",
+    "publish": "publish",
+}
+# The root options (see `build_app`): which take a value, which are flags.
+_VALUE_OPTIONS = ("--home", "--lockfile", "--registry")
+_FLAGS = (
+    "--offline",
+    "--allow-insecure-http",
+    "--require-signed",
+    "--json",
+    "--quiet",
+    "-q",
+    "--no-color",
 )
 
 
-def _version(value: bool) -> None:
-    if value:
-        with writing_stdout():  # `ontoskills --version | head -0` ends quietly (exit 141)
+def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
+    """The CLI with the verbs of `modules` registered (the root options always)."""
+    import typer
+
+    from .commands._context import AppContext
+
+    app = typer.Typer(
+        name="ontoskills",
+        help="Install, search, serve and publish OntoSkills packages.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    def _version(value: bool) -> None:
+        if value:
             sys.stdout.write(f"ontoskills {__version__}\n")
-        raise typer.Exit(0)
+            raise typer.Exit(0)
+
+    @app.callback()
+    def root(
+        ctx: typer.Context,
+        home: Annotated[
+            str | None, typer.Option("--home", envvar="ONTOSKILLS_HOME", help="Home folder.")
+        ] = None,
+        lockfile: Annotated[
+            str | None,
+            typer.Option("--lockfile", envvar="ONTOSKILLS_LOCKFILE", help="Lockfile path."),
+        ] = None,
+        registry: Annotated[
+            str | None,
+            typer.Option(
+                "--registry",
+                help="Use this registry (name, URL or path) instead of the configured ones.",
+            ),
+        ] = None,
+        offline: Annotated[bool, typer.Option("--offline", help="Use only the cache.")] = False,
+        allow_insecure_http: Annotated[
+            bool, typer.Option("--allow-insecure-http", help="Allow plain http:// registries.")
+        ] = False,
+        require_signed: Annotated[
+            bool,
+            typer.Option(
+                "--require-signed", help="Refuse registries without signed (TUF) metadata."
+            ),
+        ] = False,
+        json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less output.")] = False,
+        no_color: Annotated[bool, typer.Option("--no-color", help="Disable colors.")] = False,
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Show version."),
+        ] = False,
+    ) -> None:
+        ctx.obj = AppContext(
+            home_arg=home,
+            lockfile_arg=lockfile,
+            registry_arg=registry,
+            offline=offline,
+            allow_insecure_http=allow_insecure_http,
+            require_signed=require_signed,
+            json=json,
+            quiet=quiet,
+            no_color=no_color,
+        )
+
+    for name in modules:
+        importlib.import_module(f"ontoskills.commands.{name}").register(app)
+    return app
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    home: Annotated[
-        str | None, typer.Option("--home", envvar="ONTOSKILLS_HOME", help="Home folder.")
-    ] = None,
-    lockfile: Annotated[
-        str | None,
-        typer.Option("--lockfile", envvar="ONTOSKILLS_LOCKFILE", help="Lockfile path."),
-    ] = None,
-    registry: Annotated[
-        str | None,
-        typer.Option(
-            "--registry",
-            help="Use this registry (name, URL or path) instead of the configured ones.",
-        ),
-    ] = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Use only the cache.")] = False,
-    allow_insecure_http: Annotated[
-        bool, typer.Option("--allow-insecure-http", help="Allow plain http:// registries.")
-    ] = False,
-    require_signed: Annotated[
-        bool,
-        typer.Option("--require-signed", help="Refuse registries without signed (TUF) metadata."),
-    ] = False,
-    json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less output.")] = False,
-    no_color: Annotated[bool, typer.Option("--no-color", help="Disable colors.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
-    ] = False,
-) -> None:
-    ctx.obj = AppContext(
-        home_arg=home,
-        lockfile_arg=lockfile,
-        registry_arg=registry,
-        offline=offline,
-        allow_insecure_http=allow_insecure_http,
-        require_signed=require_signed,
-        json=json,
-        quiet=quiet,
-        no_color=no_color,
+def parse_leading(argv: list[str]) -> tuple[str | None, list[str], bool]:
+    """(the verb, the root options before it, whether every one of them is known)."""
+    options: list[str] = []
+    known = True
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            break
+        if arg in _VALUE_OPTIONS:
+            options += argv[i : i + 2]
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            return arg, options, known
+        name = arg.split("=", 1)[0]
+        known = known and (
+            arg in _FLAGS or arg in ("--version", "-h", "--help") or name in _VALUE_OPTIONS
+        )
+        options.append(arg)
+        i += 1
+    return None, options, known
+
+
+def modules_for(argv: list[str]) -> tuple[str, ...]:
+    """The command modules a run needs: the verb's, or all of them (help, unknown verb)."""
+    verb, _, _ = parse_leading(argv)
+    module = VERBS.get(verb or "")
+    return (module,) if module is not None else COMMAND_MODULES
+
+
+def _bare_version(argv: list[str]) -> bool:
+    """`ontoskills [root options] --version` and nothing typer would refuse or act on first."""
+    verb, options, known = parse_leading(argv)
+    return (
+        verb is None
+        and known
+        and "--version" in options
+        and not {"-h", "--help"} & set(options[: options.index("--version")])
+        and len(options) == len(argv)
     )
 
 
-for _name in COMMAND_MODULES:
-    importlib.import_module(f"ontoskills.commands.{_name}").register(app)
+def _env_ok() -> bool:
+    """A malformed numeric ONTOSKILLS_* variable is exit 2 even for --version: the entry
+    reports it, with the error contract."""
+    from . import envvars
+    from .errors import OntoskillsError
+
+    try:
+        envvars.check_all()
+    except OntoskillsError:
+        return False
+    return True
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(name)
 
 
 def main() -> None:
+    argv = sys.argv[1:]
+    if _bare_version(argv) and _env_ok():
+        try:
+            sys.stdout.write(f"ontoskills {__version__}\n")
+            sys.stdout.flush()
+        except OSError:  # the reader went away: quietly, with the documented exit code
+            from .commands._output import stdout_closed
+
+            sys.exit(stdout_closed())
+        sys.exit(0)
     # The entry keeps the error contract (one line + hint, JSON under --json) for usage
     # errors and OS errors too, which typer's standalone mode does not.
     from .commands._entry import main as entry
 
-    entry(app)
+    entry(build_app(modules_for(argv)))

@@ -182,6 +182,11 @@ def safe_join(root: Path, relpath: str, what: str = "path") -> Path:
 def _hidden_positions(text: str) -> list[int]:
     if text.isascii():
         return []
+    # Scanning the text's distinct characters first is ~2x cheaper than scanning the text
+    # (a Turtle module has a few dozen distinct characters in tens of KB): install checks
+    # every file it writes, and almost none holds a hidden character.
+    if not _hidden_re().search("".join(set(text))):
+        return []
     return [m.start() for m in _hidden_re().finditer(text) if not _legitimate(text, m.start())]
 
 

@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, overload
-
-import pyoxigraph as ox
+from typing import TYPE_CHECKING, Literal, overload
 
 from .errors import FormatError
+
+if TYPE_CHECKING:  # imported by the functions that parse: the vocabulary and `local_name`
+    import pyoxigraph as ox  # (search's name index) must not load pyoxigraph (~14 MB)
 
 # ------------------------------------------------------------------------- vocabulary
 OC = "https://ontoskills.sh/ontology#"
@@ -101,8 +102,24 @@ class SkillHeader:
 
 def parse_turtle(data: bytes, source: str) -> list[ox.Quad]:
     """Every triple of a module (strict Turtle), or FormatError naming `source`."""
+    import pyoxigraph as ox
+
     try:
         return list(ox.parse(data, format=ox.RdfFormat.TURTLE, without_named_graphs=True))
+    except (SyntaxError, ValueError) as exc:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise FormatError(f"{source}: invalid Turtle ({first})") from None
+
+
+def check_turtle(data: bytes, source: str) -> None:
+    """`parse_turtle`'s check without keeping the triples (install checks every module it
+    writes; building the list of Python triples costs ~40% of the parse)."""
+    import pyoxigraph as ox
+
+    try:
+        for _ in ox.parse(data, format=ox.RdfFormat.TURTLE, without_named_graphs=True):
+            pass
     except (SyntaxError, ValueError) as exc:
         text = str(exc).strip()
         first = text.splitlines()[0] if text else type(exc).__name__
@@ -115,6 +132,8 @@ def readable_text(data: bytes, quads: list[ox.Quad] | None = None) -> str:
     the raw text scan cannot see). Triple terms (`<<( s p o )>>`) are walked iteratively, so
     a deeply nested one cannot overflow. Unparseable bytes give their raw text only: the
     syntax error is reported by whoever parses them."""
+    import pyoxigraph as ox
+
     text = data.decode("utf-8", "replace")
     if b"\\u" not in data and b"\\U" not in data:
         return text
@@ -136,6 +155,8 @@ def readable_text(data: bytes, quads: list[ox.Quad] | None = None) -> str:
 
 def skill_nodes(quads: Iterable[ox.Quad]) -> list[ox.NamedNode | ox.BlankNode]:
     """Subjects typed oc:Skill (IRIs and blank nodes), each once, in document order."""
+    import pyoxigraph as ox
+
     seen: dict[str, ox.NamedNode | ox.BlankNode] = {}
     for q in quads:
         obj = q.object  # RDF 1.2 Turtle parses `<<( s p o )>>`: a Triple has no .value
@@ -150,6 +171,8 @@ def skill_nodes(quads: Iterable[ox.Quad]) -> list[ox.NamedNode | ox.BlankNode]:
 
 def skill_node(quads: list[ox.Quad]) -> ox.NamedNode | None:
     """The module's skill by the lenient rule (module docstring), or None."""
+    import pyoxigraph as ox
+
     iris = sorted((n for n in skill_nodes(quads) if isinstance(n, ox.NamedNode)), key=str)
     if len(iris) <= 1:
         return iris[0] if iris else None
@@ -193,6 +216,8 @@ def read_skill_header(
     lenient=True: the chosen skill node, or None when the module has none.
     `usage` (classes, properties) counters are updated for the schema resource.
     """
+    import pyoxigraph as ox
+
     quads = parse_turtle(data, source)
     if lenient:
         subject = skill_node(quads)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from ..embeddings.encoder import Encoder
 from ..embeddings.model import load_encoder, model_identity
 from ..embeddings.vectors import derived_identity
 from ..errors import OntoskillsError
+from ..lockfile import Lockfile
 from ..paths import Home
 from .local import local_skill_files
 from .lockcache import load_lock
@@ -47,6 +49,14 @@ IndexT = TypeVar("IndexT")  # what the consumer makes of a view (search: the ran
 Stat = tuple[int, int, int]  # mtime_ns, size, inode: an atomic replace changes the inode
 EncoderFactory = Callable[[], Encoder | None]
 Indexer = Callable[[CatalogData, bool], IndexT | None]
+# Builds and saves the snapshot for the current tree somewhere else (a child process, so a
+# long-lived server never holds what a build allocates); True when it ran to the end.
+Rebuilder = Callable[[], bool]
+RETRY_MOVED = 2.0  # seconds before a tree caught changing is built again (same signature)
+
+
+class _TreeMoved(Exception):
+    """A child built a tree other than the one this reload was for."""
 
 
 def _stat(path: Path) -> Stat | None:
@@ -103,6 +113,7 @@ class View(Generic[IndexT]):
     index: IndexT
     encoder: EncoderSlot
     rebuilt: bool  # made from the tree (True) or read back from the snapshot
+    lock: Lockfile  # the lock this view was made from (per-file hashes: the Skills extension)
 
 
 class LiveCatalog(Generic[IndexT]):
@@ -115,6 +126,7 @@ class LiveCatalog(Generic[IndexT]):
         index: Indexer[IndexT],
         verify: str = "full",
         encoder_factory: EncoderFactory | None = None,
+        rebuild: Rebuilder | None = None,
     ) -> None:
         self.home = home
         self.lockfile = lockfile
@@ -122,6 +134,8 @@ class LiveCatalog(Generic[IndexT]):
         self.verify = check_verify_mode(verify)
         self._index = index
         self._factory = encoder_factory or (lambda: load_encoder(home, config))
+        self._rebuild = rebuild
+        self._moved: tuple[Signature, float] | None = None  # (signature, when it was tried)
         self._lock = threading.Lock()
         self._view: View[IndexT] = self._load(Signature.of(home, lockfile, config), None)
 
@@ -135,20 +149,31 @@ class LiveCatalog(Generic[IndexT]):
     def refresh(self) -> bool:
         """Reload when the lock, the local skills or the model changed; True if reloaded."""
         signature = Signature.of(self.home, self.lockfile, self.config)
-        if self._view.signature == signature:
+        if self._view.signature == signature or self._waiting(signature):
             return False
         with self._lock:
             old = self._view
-            if old.signature == signature:
-                return False  # another thread reloaded while we waited
+            if old.signature == signature or self._waiting(signature):
+                return False  # another thread reloaded (or tried) while we waited
             try:
                 self._view = self._load(signature, old)
+            except _TreeMoved:
+                self._moved = (signature, time.monotonic())
+                return False
             except OntoskillsError as exc:
                 # Keep serving what we had (e.g. a lock caught mid-edit); retried next call.
                 if str(exc) not in old.data.problems:
                     old.data.problems.append(str(exc))
                 return False
             return True
+
+    def _waiting(self, signature: Signature) -> bool:
+        moved = self._moved
+        return (
+            moved is not None
+            and moved[0] == signature
+            and time.monotonic() - moved[1] < RETRY_MOVED
+        )
 
     def _load(self, signature: Signature, old: View[IndexT] | None) -> View[IndexT]:
         same_model = old is not None and old.signature.model == signature.model
@@ -168,7 +193,22 @@ class LiveCatalog(Generic[IndexT]):
         data = load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
         index = self._index(data, False) if data is not None else None
         if data is not None and index is not None:
-            return View(signature, data, index, slot, rebuilt=False)
+            return View(signature, data, index, slot, rebuilt=False, lock=lock)
+        if data is None and self._rebuild is not None:
+            ran = self._rebuild()
+            data = (
+                load_snapshot(self.home.derived_dir, key, tree=self.home.ontologies)
+                if ran
+                else None
+            )
+            index = self._index(data, False) if data is not None else None
+            if data is not None and index is not None:
+                return View(signature, data, index, slot, rebuilt=True, lock=lock)
+            if ran and old is not None:
+                # The child saw another tree, or one being changed (nothing saved): keep
+                # serving `old` and try again later rather than build here.
+                raise _TreeMoved
+            # The child could not run (or this is the first view): build here.
         # No snapshot, or one whose stored index does not fit: rebuild from the tree (the
         # body text an index is made of is not in the snapshot).
         from .loader import build_catalog  # pyoxigraph: only when building
@@ -180,6 +220,20 @@ class LiveCatalog(Generic[IndexT]):
         index = self._index(data, True)
         if index is None:
             raise AssertionError("an index built from the tree must not be None")
-        if data.records or data.problems:  # an empty home stays untouched
-            save_snapshot(self.home.derived_dir, key, data)
-        return View(signature, data, index, slot, rebuilt=True)
+        if (data.records or data.problems) and self._settled(signature):
+            save_snapshot(self.home.derived_dir, key, data)  # an empty home stays untouched
+        return View(signature, data, index, slot, rebuilt=True, lock=lock)
+
+    def _settled(self, signature: Signature) -> bool:
+        """Whether what was just built is the tree of `signature` and may be saved under its
+        key: no install transaction is under way (its journal exists from before the first
+        folder moves until after the lock is written) and the lock is the one the signature
+        saw. A build that raced a transaction (a package folder moved away while the old
+        lock still listed it) is served until the lock changes, never saved: saved, it would
+        be read back for the same lock bytes with a package missing."""
+        if _stat(self.lockfile) != signature.lock:
+            return False
+        try:
+            return not any(self.home.staging_dir.glob("*/journal.json"))
+        except OSError:
+            return False

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,9 +129,27 @@ class _Ids:
         return pid
 
 
+def items_label(p: Part) -> str:
+    """', 12 rules' (what the part holds), or '' when it holds no counted items."""
+    return f", {p.items} {_UNITS.get(p.kind, 'items')}" if p.items else ""
+
+
 def _entry(p: Part) -> str:
-    items = f", {p.items} {_UNITS.get(p.kind, 'items')}" if p.items else ""
-    return f"- `#{p.id}` {one_line(p.title, 80)} ({size_label(p.chars)}{items})"
+    return f"- `#{p.id}` {one_line(p.title, 80)} ({size_label(p.chars)}{items_label(p)})"
+
+
+@dataclass(frozen=True)
+class Links:
+    """How a part's text points at other parts and at the skill's files.
+
+    The default is the tool's: `#id` references and the files' on-disk paths. The Skills
+    extension (catalog/skilldir.py) passes relative links instead, so the same split reads
+    as files linked from a SKILL.md and its bytes do not depend on where the home is.
+    """
+
+    entry: Callable[[Part], str] = _entry
+    listed: str = "ask for one by its id"
+    files: Callable[[SkillContext], list[str]] = file_lines
 
 
 # Untitled sections (a SKILL.md's frontmatter, text before the first heading) are named by
@@ -155,8 +174,11 @@ _UNITS = {
 
 
 class _Splitter:
-    def __init__(self, ctx: SkillContext, inline_limit: int | None) -> None:
+    def __init__(
+        self, ctx: SkillContext, inline_limit: int | None, links: Links | None = None
+    ) -> None:
         self.ctx, self.limit = ctx, inline_limit
+        self.links = links or Links()
         self.ids = _Ids()
         self.parts: dict[str, Part] = {}
         self.order: list[str] = []  # index order (parts are created children first)
@@ -195,9 +217,9 @@ class _Splitter:
                 listed = tuple(children)
                 lines.append(
                     f"\nThis section is long, so its {len(children)} subsections are parts of "
-                    "their own (ask for one by its id):"
+                    f"their own ({self.links.listed}):"
                 )
-                lines.extend(_entry(self.parts[c]) for c in children)
+                lines.extend(self.links.entry(self.parts[c]) for c in children)
             text = "\n".join(lines) + "\n"
         title = s["title"] or (first or "untitled section")
         part = Part(pid, "section", title, text, parent, listed, len(children), depth)
@@ -217,7 +239,11 @@ class _Splitter:
         if self.limit is not None and len(text) > self.limit:
             listed = tuple(children)
             text = "\n".join(
-                [*head, "Its sections are parts of their own:", *map(_entry, map(self.get, listed))]
+                [
+                    *head,
+                    "Its sections are parts of their own:",
+                    *map(self.links.entry, map(self.get, listed)),
+                ]
             )
             text += "\n"
         title = f"module {name}" + (f": {m['description']}" if m["description"] else "")
@@ -253,7 +279,7 @@ class _Splitter:
                 for m in ctx.modules
             )
         lines.append("## Files")
-        lines.extend(file_lines(ctx))
+        lines.extend(self.links.files(ctx))
         lines.extend(f"note: {n}" for n in ctx.notes)
         return Part(
             "about", "about", "description, intents, requirements, files", "\n".join(lines) + "\n"
@@ -309,15 +335,19 @@ class _Splitter:
         lines = [f"# Parts of {self.ctx.key} ({len(self.order) + 1}, nested as in the skill)"]
         for pid in self.order:
             p = self.parts[pid]
-            lines.append("  " * p.depth + _entry(p))
+            lines.append("  " * p.depth + self.links.entry(p))
         return Part("index", "index", "every part with its size", "\n".join(lines) + "\n")
 
 
 def split_parts(
-    ctx: SkillContext, inline_limit: int | None = None, full_chars: int | None = None
+    ctx: SkillContext,
+    inline_limit: int | None = None,
+    full_chars: int | None = None,
+    links: Links | None = None,
 ) -> SkillParts:
     """The parts of `ctx`; sections over `inline_limit` characters list their subsections.
-    `full_chars`: the length of `ctx.render()` when the caller has it already."""
-    parts = _Splitter(ctx, inline_limit).build()
+    `full_chars`: the length of `ctx.render()` when the caller has it already; `links`: how
+    parts point at each other and at files (default: the tool's `#id` references)."""
+    parts = _Splitter(ctx, inline_limit, links).build()
     parts.full_chars = len(ctx.render()) if full_chars is None else full_chars
     return parts

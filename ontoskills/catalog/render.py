@@ -8,6 +8,7 @@ like the matching stretch of the full text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,7 +93,10 @@ def file_lines(ctx: SkillContext) -> list[str]:
     return lines
 
 
-def render_context(ctx: SkillContext) -> str:
+def render_context(
+    ctx: SkillContext, files: Callable[[SkillContext], list[str]] = file_lines
+) -> str:
+    """The whole context as text; `files` renders where its files are (default: on disk)."""
     r = ctx.record
     lines = [f"# {ctx.key} [{r.trust_tier}]", r.description]
     if r.intents:
@@ -111,6 +115,6 @@ def render_context(ctx: SkillContext) -> str:
         lines.append("## Content")
         for s in ctx.sections:
             section_lines(lines, s)
-    lines.extend(file_lines(ctx))
+    lines.extend(files(ctx))
     lines.extend(f"note: {n}" for n in ctx.notes)
     return "\n".join(lines) + "\n"

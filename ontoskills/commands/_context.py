@@ -6,17 +6,19 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .. import envvars
 from ..config import Config, load_config
-from ..install.session import Session
 from ..paths import Cache, Home
 from ..progress import NullReporter, Reporter
-from ..sources import SourceOptions
-from ..sources._retry import Deadline
+
+if TYPE_CHECKING:  # imported when used: `search`, `show` and `serve` never need them
+    from ..install.session import Session
+    from ..sources import SourceOptions
+    from ..sources._retry import Deadline
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only errors and warnings.")]
@@ -66,6 +68,8 @@ class AppContext:
 
     def session(self, reporter: Reporter | None = None) -> Session:
         """The install-side session for this invocation."""
+        from ..install.session import Session
+
         return Session(
             home=self.home,
             cache=self.cache,
@@ -78,6 +82,8 @@ class AppContext:
         )
 
     def source_options(self, reporter: Reporter | None = None) -> SourceOptions:
+        from ..sources import SourceOptions
+
         net = self.config.network
         return SourceOptions(
             cache=self.cache,
@@ -95,6 +101,8 @@ class AppContext:
         """The command's one network budget: ONTOSKILLS_NETWORK_DEADLINE, else `[network]
         deadline`, else 90 s; the clock starts at the first request (docs/CLI.md)."""
         if self._deadline is None:
+            from ..sources._retry import Deadline
+
             if os.environ.get(envvars.NETWORK_DEADLINE, "").strip():
                 seconds = envvars.get(envvars.NETWORK_DEADLINE)
             else:

@@ -8,12 +8,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:  # a live bar only on a terminal: imported when one starts
+    from rich.progress import Progress
 
 from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
 from ._context import AppContext, in_ci
@@ -142,6 +144,14 @@ class RichReporter:
                 self.out.info(name)
             return
         if self._progress is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

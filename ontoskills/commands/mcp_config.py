@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from ..server import clients
+from ..server import mcpconfig as clients
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -20,7 +20,12 @@ def register(app: typer.Typer) -> None:
     def mcp_config_cmd(
         ctx: typer.Context,
         client: Annotated[
-            str, typer.Option("--client", help="claude | cursor | vscode | codex | windsurf")
+            str,
+            typer.Option(
+                "--client",
+                help="claude | claude-desktop | cursor | vscode | windsurf | codex | zed | "
+                "gemini | opencode | goose | cline",
+            ),
         ],
         project: Annotated[
             bool, typer.Option("--project", help="The project's config file (in --dir).")
@@ -36,6 +41,22 @@ def register(app: typer.Typer) -> None:
         ),
         directory: Annotated[
             Path | None, typer.Option("--dir", help="Project folder (default: current folder).")
+        ] = None,
+        url: Annotated[
+            str | None,
+            typer.Option(
+                "--url",
+                help="A running `serve --transport http` (e.g. http://127.0.0.1:8765/mcp) "
+                "instead of a command the client starts.",
+            ),
+        ] = None,
+        token_env: Annotated[
+            str | None,
+            typer.Option(
+                "--token-env",
+                help="With --url: the variable holding the bearer token (the entry names it; "
+                "the token is never written).",
+            ),
         ] = None,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
@@ -53,7 +74,13 @@ def register(app: typer.Typer) -> None:
                 project_dir=(directory or Path.cwd()).absolute(),
                 user_home=Path.home(),
             )
-            spec = clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
+            if token_env is not None and url is None:
+                raise UsageError("--token-env goes with --url", hint="add --url URL")
+            spec: clients.Spec = (
+                clients.remote_spec(name, url, token_env)
+                if url is not None
+                else clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
+            )
             if print_only:
                 return Doc(
                     {

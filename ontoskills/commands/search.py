@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,11 +10,13 @@ from ..catalog.verify import VerifyMode
 from ..config import SearchMode
 from ..manifest import Tier
 from ..search import MAX_TOP_K
-from ..search.service import SkillService
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, print_text, run
 from ._result import Doc
+
+if TYPE_CHECKING:
+    from ..search.service import SkillService
 
 # Typer lists an enum's values as the choices and refuses any other word (exit 2) before the
 # command runs: search, show and serve share these declarations.
@@ -36,6 +38,8 @@ MAX_PROBLEMS_SHOWN = 10
 
 
 def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
+    from ..search.service import SkillService  # not at import: `serve` imports this module
+
     return SkillService(app.home, app.lockfile, app.config, verify=verify)
 
 

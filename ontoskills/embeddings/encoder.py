@@ -3,6 +3,13 @@
 The one place vectors are computed, used by search, the server and export-embeddings.
 Single queries run unpadded (the published tokenizer pads to 128 tokens, ~5x slower for the
 same vector); batches are padded to their longest member only.
+
+Memory (docs/PERFORMANCE.md): given `optimized_dir` (the home's encoders do), the session
+runs the model optimize.py rewrote after install, when there is one: its int8 weights stay
+int8 (~50 MB of session instead of ~156 MB, as fast, vectors at cosine >= 0.999 of the
+original's). ONNX
+Runtime's memory arena and memory patterns are off: a query server runs one short input at
+a time, where they only keep freed buffers around (~3-10 MB) without making it faster.
 """
 
 from __future__ import annotations
@@ -34,8 +41,10 @@ class Encoder:
         model_name: str = DEFAULT_MODEL,
         threads: int | None = None,
         max_length: int = 128,
+        optimized_dir: Path | None = None,
     ) -> None:
         self.model_path = Path(model_path)
+        self.optimized_dir = optimized_dir
         self.tokenizer_path = Path(tokenizer_path)
         self.model_name = model_name
         self.threads = threads or envvars.get_int(envvars.ENCODER_THREADS)
@@ -66,15 +75,9 @@ class Encoder:
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1
             opts.log_severity_level = 3
-            try:
-                session = ort.InferenceSession(
-                    str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
-                )
-            except Exception as exc:
-                raise ModelError(
-                    f"cannot load ONNX model {self.model_path}: {str(exc).splitlines()[0]}",
-                    hint="re-run `ontoskills install --with-embeddings` to fetch a fresh copy",
-                ) from None
+            opts.enable_cpu_mem_arena = False
+            opts.enable_mem_pattern = False
+            session = self._session_for(ort, opts)
             names = [i.name for i in session.get_inputs()]
             if not _REQUIRED_INPUTS.issubset(names):
                 raise ModelError(
@@ -90,6 +93,27 @@ class Encoder:
             self._input_names = names
             self._tokenizer = tok
             self._session = session
+
+    def _session_for(self, ort: Any, opts: Any) -> Any:
+        """A session of the rewritten model when there is one (a damaged one is forgotten
+        and the original used), else of the model itself."""
+        cpu = ["CPUExecutionProvider"]
+        if self.optimized_dir is not None:
+            from .optimize import discard, optimized_model
+
+            rewritten = optimized_model(self.model_path, self.optimized_dir)
+            if rewritten is not None:
+                try:
+                    return ort.InferenceSession(str(rewritten), sess_options=opts, providers=cpu)
+                except Exception:
+                    discard(self.model_path, self.optimized_dir)
+        try:
+            return ort.InferenceSession(str(self.model_path), sess_options=opts, providers=cpu)
+        except Exception as exc:
+            raise ModelError(
+                f"cannot load ONNX model {self.model_path}: {str(exc).splitlines()[0]}",
+                hint="re-run `ontoskills install --with-embeddings` to fetch a fresh copy",
+            ) from None
 
     @property
     def dimension(self) -> int:

@@ -252,6 +252,7 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
                 paths["tokenizer.json"],
                 model_name=model_name,
                 threads=config.embeddings.threads,
+                optimized_dir=home.derived_dir / "encoder",
             )
     return None
 

@@ -21,7 +21,8 @@ from ..manifest import parse_intents
 from ..paths import Home
 from ..progress import NullReporter, Reporter
 from .encoder import Encoder, ModelError
-from .model import encoder_for, ensure_model, verify_model
+from .model import encoder_for, ensure_model, model_paths, verify_model
+from .optimize import optimized_model
 from .vectors import (
     INTENTS_FILE,
     IntentVector,
@@ -178,6 +179,7 @@ def finish(
         warnings.append(f"embeddings: could not remove stale derived vectors: {exc}")
     if lock.embeddings is None or not wants_embeddings(lock):
         return warnings
+    prepare_serving(home, warnings)
     encoder: Encoder | None = None
     for pid, pkg in sorted(lock.packages.items()):
         if not pkg.with_embeddings:
@@ -213,6 +215,19 @@ def finish(
         except Exception as exc:  # post-commit: report, never fail
             warnings.append(f"{pid}: embeddings: {type(exc).__name__}: {exc}")
     return warnings
+
+
+def prepare_serving(home: Home, warnings: list[str]) -> None:
+    """Rewrite the installed model once for serving (optimize.py) now, so the first search
+    or server start does not pay for it."""
+    model = model_paths(home)["model.onnx"]
+    try:
+        if model.is_file():
+            optimized_model(model, home.derived_dir / "encoder", make=True)
+    except OntoskillsError as exc:  # e.g. a symlinked state/derived: refused, said
+        warnings.append(f"embeddings: could not prepare the model for serving: {exc.message}")
+    except OSError as exc:
+        warnings.append(f"embeddings: could not prepare the model for serving: {exc}")
 
 
 def drop_stale(home: Home, lock: Lockfile) -> None:

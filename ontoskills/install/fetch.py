@@ -27,7 +27,7 @@ from ..lockfile import LockedFile
 from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
-from ..skillheader import parse_turtle, readable_text
+from ..skillheader import check_turtle, parse_turtle, readable_text
 from ..sources import Source
 from .resolve import PackagePlan, PlannedFile
 
@@ -154,8 +154,13 @@ class PackageFetcher:
     def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
         path = root.joinpath(*relpath.split("/"))
         data = path.read_bytes()
-        quads = parse_turtle(data, f"{package_id}: {relpath}")  # the one reader; exit 4
-        self._report_hidden(package_id, relpath, readable_text(data, quads))
+        source = f"{package_id}: {relpath}"
+        if b"\\u" in data or b"\\U" in data:  # escapes can spell hidden characters
+            quads = parse_turtle(data, source)  # the one reader; exit 4
+            self._report_hidden(package_id, relpath, readable_text(data, quads))
+        else:  # readable_text would be the raw text: only the syntax needs checking
+            check_turtle(data, source)
+            self._report_hidden(package_id, relpath, data.decode("utf-8", "replace"))
 
     def _check_json_text(self, package_id: str, root: Path, relpath: str) -> None:
         """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""

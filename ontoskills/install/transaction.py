@@ -94,6 +94,7 @@ class Transaction:
         self.discard()
 
     def _swap(self, lock_path: Path, new_lock: bytes | None) -> None:
+        moved_into: dict[Path, None] = {}  # each folder once: 103 packages are ~10 authors
         for op in self.ops:
             target = self.home.root / op.target
             if target.exists() or target.is_symlink():
@@ -102,7 +103,9 @@ class Transaction:
             if op.new is not None:
                 make_dirs(target.parent)
                 os.replace(self.dir / op.new, target)
-                fsync_dir(target.parent)
+                moved_into[target.parent] = None
+        for folder in moved_into:  # the renames are durable before the lock names them
+            fsync_dir(folder)
         if new_lock is not None:
             atomic_write_through(lock_path, new_lock)
         else:

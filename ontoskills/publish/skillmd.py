@@ -4,8 +4,9 @@ For authors without the OntoSkills compiler. Each `SKILL.md` (YAML frontmatter +
 becomes `<its folder>/ontoskill.ttl` holding one `oc:Skill` node with the identifier, name,
 description, category, aliases, `oc:resolvesIntent` and `oc:dependsOnSkill` from the
 frontmatter, and the markdown body as ordered sections of typed text blocks (paragraphs,
-code, lists, quotes), in the vocabulary the compiler uses. What it leaves out compared with
-the full compiler is listed in docs/PUBLISHING.md.
+code, lists, quotes), in the vocabulary the compiler uses. The SKILL.md itself stays in the
+package and its `files` array: `ontoskills serve` hands it to Skills-extension hosts as is.
+What it leaves out compared with the full compiler is listed in docs/PUBLISHING.md.
 """
 
 from __future__ import annotations
@@ -257,7 +258,7 @@ def convert(
         return PackResult(target, {"package_id": pid, "modules": sorted(modules)}, b"", [])
     if target.resolve() != src.resolve():
         _prepare_out(target)
-        for rel in walk_package(src, exclude=frozenset({SKILL_MD})):
+        for rel in walk_package(src):
             dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src / rel, dest)
@@ -270,7 +271,6 @@ def convert(
         package_id=pid,
         version=version or old.get("version"),
         description=description if description is not None else old.get("description"),
-        exclude=frozenset({SKILL_MD}),
     )
 
 

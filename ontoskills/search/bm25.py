@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -66,6 +67,10 @@ def _field(
 
 
 class BM25Index:
+    """Postings as flat arrays (`offsets` into `ids`, `weights`, `header`) and one row per
+    term (`terms`: term -> row): what the snapshot stores, memory-mapped when read back. A
+    dict of per-term array views cost ~85k Python objects (~5 MB) at 626 skills."""
+
     def __init__(
         self,
         docs: list[list[str]],
@@ -76,55 +81,71 @@ class BM25Index:
         body_weight: float = BODY_WEIGHT,
     ) -> None:
         self.size = len(docs)
-        self.postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.in_header: dict[str, np.ndarray] = {}  # per posting: the term is in the header
-        self.idf: dict[str, float] = {}  # any-field document frequency -> idf (confidence)
-        self.typo_terms: set[str] = set()
-        self._typo: dict[str, set[str]] | None = None
-        if not docs:
-            return
-        header, header_df = _field(docs, k1, b)
-        body = {} if bodies is None else _field(bodies, k1, b)[0]
+        self._typo: dict[str, tuple[str, ...]] | None = None
+        self._typo_terms: set[str] | None = None
+        header, header_df = _field(docs, k1, b) if docs else ({}, Counter())
+        body = {} if bodies is None or not docs else _field(bodies, k1, b)[0]
         any_df: Counter[str] = Counter()
         for i in range(self.size):
             any_df.update(set(docs[i]) | (set(bodies[i]) if bodies is not None else set()))
-        for term in sorted(set(header) | set(body)):
+        terms = sorted(set(header) | set(body))
+        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+        ids: list[int] = []
+        weights: list[float] = []
+        in_header: list[bool] = []
+        for row, term in enumerate(terms):
             merged: dict[int, float] = {}
             for i, w in zip(*header.get(term, ([], [])), strict=True):
                 merged[i] = w
-            in_header = set(merged)
+            from_header = set(merged)
             for i, w in zip(*body.get(term, ([], [])), strict=True):
                 merged[i] = merged.get(i, 0.0) + body_weight * w
-            order = sorted(merged)
-            ids = np.asarray(order, dtype=np.int32)
-            weights = np.asarray([merged[i] for i in order], dtype=np.float32)
-            self.postings[term] = (ids, weights)
-            self.in_header[term] = np.asarray([i in in_header for i in order], dtype=np.bool_)
-            self.idf[term] = float(idf(self.size, any_df[term]))
-        self.typo_terms = {t for t in header_df if _typo_ok(t)}
-
-    # Snapshot round trip: the postings as flat arrays (start-up skips building entirely).
-    def to_arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
-        terms = sorted(self.postings)
-        lengths = [len(self.postings[t][0]) for t in terms]
-        offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        empty_i, empty_w = np.zeros(0, np.int32), np.zeros(0, np.float32)
-        ids = np.concatenate([self.postings[t][0] for t in terms]) if terms else empty_i
-        weights = np.concatenate([self.postings[t][1] for t in terms]) if terms else empty_w
-        header = (
-            np.concatenate([self.in_header[t] for t in terms]) if terms else np.zeros(0, np.bool_)
+            for i in sorted(merged):
+                ids.append(i)
+                weights.append(merged[i])
+                in_header.append(i in from_header)
+            offsets[row + 1] = len(ids)
+        self._adopt(
+            terms,
+            {
+                "offsets": offsets,
+                "ids": np.asarray(ids, dtype=np.int32),
+                "weights": np.asarray(weights, dtype=np.float32),
+                "header": np.asarray(in_header, dtype=np.bool_),
+                "size": np.asarray([self.size], dtype=np.int64),
+                "idf": np.asarray([idf(self.size, any_df[t]) for t in terms], np.float32),
+                "typo": np.asarray([t in header_df and _typo_ok(t) for t in terms], np.bool_),
+            },
         )
-        arrays = {
-            "offsets": offsets,
-            "ids": ids,
-            "weights": weights,
-            "header": header,
-            "size": np.asarray([self.size], dtype=np.int64),
-            "idf": np.asarray([self.idf[t] for t in terms], dtype=np.float32),
-            "typo": np.asarray([t in self.typo_terms for t in terms], dtype=np.bool_),
-        }
-        return terms, arrays
+
+    def _adopt(self, terms: list[str], arrays: dict[str, np.ndarray]) -> None:
+        self.terms: dict[str, int] = {t: i for i, t in enumerate(terms)}
+        self._arrays = arrays
+        self._offsets = arrays["offsets"]
+        self._ids = arrays["ids"]
+        self._weights = arrays["weights"]
+        self._header = arrays["header"]
+        self._idf = arrays["idf"]
+
+    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(doc ids, contributions, in-header flags) of a known term."""
+        row = self.terms.get(term)
+        if row is None:
+            return None
+        lo, hi = int(self._offsets[row]), int(self._offsets[row + 1])
+        return self._ids[lo:hi], self._weights[lo:hi], self._header[lo:hi]
+
+    @property
+    def typo_terms(self) -> set[str]:
+        """Header terms eligible for typo correction (made on the first unknown term)."""
+        if self._typo_terms is None:
+            flags = self._arrays["typo"]
+            self._typo_terms = {t for t, row in self.terms.items() if bool(flags[row])}
+        return self._typo_terms
+
+    # Snapshot round trip: the arrays as they are (start-up skips building entirely).
+    def to_arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        return list(self.terms), dict(self._arrays)
 
     @classmethod
     def from_arrays(cls, terms: list[str], arrays: dict[str, np.ndarray]) -> BM25Index:
@@ -137,36 +158,39 @@ class BM25Index:
             or len(idfs) != len(terms)
             or len(typo) != len(terms)
             or not int(offsets[-1]) == len(ids) == len(weights) == len(header)
+            or (len(offsets) and int(offsets[0]) != 0)
+            or (len(offsets) > 1 and bool(np.any(np.diff(offsets) < 0)))
             or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= index.size))
         ):
             raise ValueError("inconsistent BM25 arrays")
-        for i, term in enumerate(terms):
-            lo, hi = int(offsets[i]), int(offsets[i + 1])
-            index.postings[term] = (ids[lo:hi], weights[lo:hi])
-            index.in_header[term] = header[lo:hi]
-        index.idf = dict(zip(terms, idfs.tolist(), strict=True))
-        index.typo_terms = {t for t, ok in zip(terms, typo.tolist(), strict=True) if ok}
+        index._adopt(terms, dict(arrays))
+        if len(index.terms) != len(terms):
+            raise ValueError("duplicate BM25 terms")
         return index
 
-    def _typo_index(self) -> dict[str, set[str]]:
+    def _typo_index(self) -> dict[str, tuple[str, ...]]:
         if self._typo is None:
-            index: dict[str, set[str]] = {}
+            index: dict[str, Any] = {}
             for term in self.typo_terms:
                 for d in _deletes(term) | {term}:
                     index.setdefault(d, set()).add(term)
+            # Kept as tuples (in place, each set freed as its tuple is made): nearly every key
+            # names one or two terms, and a small set costs ~4x a tuple.
+            for d, near in index.items():
+                index[d] = tuple(near)
             self._typo = index  # benign race: same value from any thread
         return self._typo
 
     def expand(self, term: str) -> list[tuple[str, float]]:
         """The term itself when known, else header terms one edit away (discounted)."""
-        if term in self.postings:
+        if term in self.terms:
             return [(term, 1.0)]
         if not _typo_ok(term):
             return []
         index = self._typo_index()
         near: set[str] = set(index.get(term, ()))
         for d in _deletes(term):
-            near |= index.get(d, set())
+            near.update(index.get(d, ()))
             if d in self.typo_terms:
                 near.add(d)
         return [(t, TYPO_WEIGHT / max(1, len(near))) for t in sorted(near)]
@@ -175,7 +199,9 @@ class BM25Index:
         out = np.zeros(self.size, dtype=np.float32)
         for term, count in Counter(terms).items():
             for match, weight in self.expand(term):
-                ids, contrib = self.postings[match]
+                posting = self._posting(match)
+                assert posting is not None  # expand() only names known terms
+                ids, contrib, _ = posting
                 out[ids] += contrib * (weight * count)
         return out
 
@@ -194,15 +220,18 @@ class BM25Index:
         total = found = missing = 0.0
         for term in set(terms):
             matches = self.expand(term)
-            weight = self.idf.get(term, top)
+            row = self.terms.get(term)
+            weight = float(self._idf[row]) if row is not None else top
             total += weight
-            if term not in self.postings:
+            if row is None:
                 missing += weight
             for match, _ in matches:
-                ids = self.postings[match][0]
+                posting = self._posting(match)
+                assert posting is not None
+                ids, _, in_header = posting
                 pos = int(np.searchsorted(ids, doc))
                 if pos < len(ids) and int(ids[pos]) == doc:
-                    share = 1.0 if bool(self.in_header[match][pos]) else BODY_EVIDENCE
+                    share = 1.0 if bool(in_header[pos]) else BODY_EVIDENCE
                     found += weight * share * (1.0 if match == term else TYPO_COVERAGE)
                     break
         return (found / total, missing / total) if total else (0.0, 0.0)

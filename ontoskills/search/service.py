@@ -9,7 +9,6 @@ one assignment, reloads serialised); the per-view caches below are guarded by a 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from .answer import (
     enable_command,
 )
 from .bm25 import BM25Index
+from .cache import WeightedLRU, context_weight, disclosure_weight
 from .confidence import judge
 from .lookup import NameIndex
 from .ranking import Ranker
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from ..catalog.parts import Part
 
 MAX_QUERY_CHARS = 2000  # longer queries are cut: the encoder sees 128 tokens anyway
-_CONTEXT_CACHE = 256  # parsed contexts (~50-300 KB each); an agent revisits a working set
-_DISCLOSURE_CACHE = 32  # split contexts (parts ~2x the context's text): the skills in use
 
 __all__ = [
     "DisabledMatch",
@@ -75,8 +73,9 @@ class _State:
     names: NameIndex
     by_key: dict[str, int]
     semantic_ok: bool | None = None  # vectors + an encoder of their dimension (checked lazily)
-    contexts: OrderedDict[str, SkillContext] = field(default_factory=OrderedDict)
-    disclosures: OrderedDict[tuple[str, int], Disclosure] = field(default_factory=OrderedDict)
+    # Parsed contexts ("ctx", key) and split answers ("disclosure", key, budget), within one
+    # byte budget (cache.py): the skills an agent is working with.
+    cache: WeightedLRU = field(default_factory=WeightedLRU)
 
 
 def check_min_trust(min_trust: str | None) -> int:
@@ -113,9 +112,20 @@ class SkillService:
         *,
         verify: str = "full",
         encoder_factory: Callable[[], Encoder | None] | None = None,
+        build_in_child: bool = False,
     ) -> None:
+        """build_in_child: a missing snapshot is built by a child process (search/rebuild.py)
+        and read back, for long-lived processes (the server); not with `encoder_factory`,
+        which a child could not use."""
         self.config = config
         self._lock = threading.Lock()  # the per-view context caches
+        rebuild = None
+        if build_in_child and encoder_factory is None:
+            from .rebuild import rebuild_elsewhere
+
+            def rebuild() -> bool:
+                return rebuild_elsewhere(home, lockfile, config, verify)
+
         self.catalog: LiveCatalog[_State] = LiveCatalog(
             home,
             lockfile,
@@ -123,6 +133,7 @@ class SkillService:
             index=self._index,
             verify=verify,
             encoder_factory=encoder_factory,
+            rebuild=rebuild,
         )
 
     def _index(self, data: CatalogData, fresh: bool) -> _State | None:
@@ -243,19 +254,20 @@ class SkillService:
         state = self.state
         return self._context(state, _record(state, key))
 
-    def _context(self, state: _State, rec: SkillRecord) -> SkillContext:
+    def _context(self, state: _State, rec: SkillRecord, *, keep: bool = True) -> SkillContext:
+        """The parsed context; `keep=False`: not cached on its own (a disclosure made of it
+        holds it, and is weighed with it)."""
         with self._lock:
-            ctx = state.contexts.get(rec.key)
+            ctx: SkillContext | None = state.cache.get(("ctx", rec.key))
             if ctx is not None:
-                state.contexts.move_to_end(rec.key)
                 return ctx
         from ..catalog.context import load_context
 
         ctx = load_context(rec)
-        with self._lock:
-            state.contexts[rec.key] = ctx
-            while len(state.contexts) > _CONTEXT_CACHE:
-                state.contexts.popitem(last=False)
+        if keep:
+            weight = context_weight(ctx)
+            with self._lock:
+                state.cache.put(("ctx", rec.key), ctx, weight)
         return ctx
 
     # ------------------------------------------------------------------ sized context
@@ -277,17 +289,15 @@ class SkillService:
         state = self.state
         rec = _record(state, key)
         with self._lock:
-            found = state.disclosures.get((rec.key, budget))
+            found: Disclosure | None = state.cache.get(("disclosure", rec.key, budget))
             if found is not None:
-                state.disclosures.move_to_end((rec.key, budget))
                 return found
         from ..catalog.disclosure import Disclosure
 
-        made = Disclosure(self._context(state, rec), budget)
+        made = Disclosure(self._context(state, rec, keep=False), budget)
+        weight = disclosure_weight(made) + context_weight(made.ctx)
         with self._lock:
-            state.disclosures[(rec.key, budget)] = made
-            while len(state.disclosures) > _DISCLOSURE_CACHE:
-                state.disclosures.popitem(last=False)
+            state.cache.put(("disclosure", rec.key, budget), made, weight)
         return made
 
     def skill_answer(

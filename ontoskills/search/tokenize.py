@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 
 import snowballstemmer
@@ -22,6 +23,10 @@ STOP_WORDS = frozenset(
     """.split()  # noqa: SIM905
 )
 _stemmer = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word being stemmed in its own fields: two threads stemming at
+# once (the server answers calls in worker threads) garble each other's words or raise
+# IndexError, and a garbled stem would then stay in the cache below for the process's life.
+_stem_lock = threading.Lock()
 # Longer "words" are hashes, base64, minified code or hostile input: no query is helped by
 # them, and each one would cost stemming time and a cache slot. Dropped on both sides.
 MAX_WORD = 64
@@ -38,7 +43,8 @@ def fold(text: str) -> str:
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+    with _stem_lock:
+        return str(_stemmer.stemWord(word))
 
 
 def words(text: str) -> list[str]:

@@ -1,3 +1,3 @@
-"""The MCP side: `ontoskills serve` (app.py, official SDK over stdio) and client set-up
-(clients.py). Import submodules directly; this package stays import-light so `mcp-config`
-does not pay for the SDK."""
+"""The MCP side: `ontoskills serve` (app.py, official SDK over stdio or Streamable HTTP) and
+client set-up (mcpconfig.py, mcpclients.py). Import submodules directly; this package stays
+import-light so `mcp-config` does not pay for the SDK."""

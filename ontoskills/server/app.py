@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -36,13 +37,26 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
 from ..search import MAX_TOP_K
-from . import answers, skills_ext
+from . import answers, prompts, skills_ext
+from .notices import Notices
+
+if TYPE_CHECKING:
+    from ..catalog.live import LiveCatalog
 
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
 
 TOOL_NAME = "ontoskill"
 SCHEMA_URI = "ontology://schema"
+RESOURCES_PAGE = 200
+SCHEMA_RESOURCE = types.Resource(
+    uri=SCHEMA_URI,
+    name="ontology-schema",
+    title="OntoSkills ontology schema",
+    description="How to read a skill with the tool (search, overview, parts) and the classes "
+    "and properties the installed skills use (compact JSON).",
+    mime_type="application/json",
+)
 MAX_QUERY_CHARS = 16_384
 
 TOOL_DESCRIPTION = (
@@ -99,10 +113,13 @@ class Service(Protocol):
     def context(self, key: str) -> Any: ...
     def resolve_context(self, q: str) -> tuple[str, str | None] | None: ...
     def skill_answer(self, key: str, part: str | None = None, *, budget: int = ...) -> Any: ...
+    def disclosure(self, key: str, budget: int = ...) -> Any: ...
     def skills(self, *, min_trust: str | None = None) -> list[Any]: ...
     def schema(self) -> dict[str, Any]: ...
     @property
     def problems(self) -> list[str]: ...
+    @property
+    def catalog(self) -> LiveCatalog[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -110,6 +127,7 @@ class ServeOptions:
     min_trust: str | None = None
     mode: str = "auto"
     context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one skill answer (text + JSON)
+    prompts: bool = False  # one prompt per served skill (`serve --prompts`)
 
 
 class ToolInputError(Exception):
@@ -125,10 +143,22 @@ class ServiceHolder:
         self._retry = anyio.Lock()
         self._service: Service | None = None
         self._error: OntoskillsError | None = None
+        self._count = threading.Lock()
+        self.generation = 0  # +1 per catalog load: clients are told about reloads (notices.py)
+        self.served = 0  # skills served by the last load
+
+    def _loaded(self, service: Service) -> None:
+        with self._count:
+            self.generation += 1
+            self.served = len(service.skills())
+
+    def problems(self) -> list[str]:
+        return list(self._service.problems) if self._service is not None else []
 
     async def _load(self, *, first: bool) -> None:
         try:
             self._service = await anyio.to_thread.run_sync(self._factory)
+            self._loaded(self._service)
             for problem in self._service.problems:
                 log.warning("not served (failed verification): %s", problem)
             log.info("serving %d installed skills", len(self._service.skills()))
@@ -171,7 +201,8 @@ class ServiceHolder:
         service = await self.get()
 
         def work() -> T:
-            service.refresh()
+            if service.refresh():
+                self._loaded(service)
             return fn(service, *args)
 
         return await anyio.to_thread.run_sync(work)
@@ -277,27 +308,58 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         except Exception:
             log.exception("ontoskill(%r) failed", q[:200])
             return _error_result("internal error while answering; see the server log")
+        finally:
+            await notices.flush(ctx, holder)
+
+    skills = skills_ext.Skills(options.min_trust)
+    notices = Notices()
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        cursor = params.cursor if params else None
+        result: types.ListPromptsResult = await _call_or_error(
+            holder, prompts.list_prompts, options, cursor
+        )
+        return result
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        try:
+            result: types.GetPromptResult = await _call_or_error(
+                holder, prompts.get_prompt, options, params.name, params.arguments
+            )
+            return result
+        finally:
+            await notices.flush(ctx, holder)
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        result: types.CompleteResult = await _call_or_error(
+            holder, prompts.complete, skills, options.min_trust, params
+        )
+        return result
 
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        # The schema, then every served skill's SKILL.md (a host can offer them to pick).
+        start = _cursor(params.cursor if params else None)
+        listed = [SCHEMA_RESOURCE, *await _call_or_error(holder, skills.skill_resources)]
+        page = listed[start : start + RESOURCES_PAGE]
+        more = start + RESOURCES_PAGE < len(listed)
         return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=SCHEMA_URI,
-                    name="ontology-schema",
-                    title="OntoSkills ontology schema",
-                    description="How to read a skill with the tool (search, overview, parts) "
-                    "and the classes and properties the installed skills use (compact JSON).",
-                    mime_type="application/json",
-                )
-            ]
+            resources=page, next_cursor=str(start + RESOURCES_PAGE) if more else None
         )
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[skills_ext.TEMPLATE])
+        return types.ListResourceTemplatesResult(
+            resource_templates=[skills_ext.TEMPLATE, skills_ext.FILE_TEMPLATE]
+        )
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
@@ -311,10 +373,12 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             )
             return types.ReadResourceResult(contents=[contents])
         if uri.startswith(skills_ext.SCHEME):
-            text = await _call_or_error(holder, skills_ext.read_text, uri, options.min_trust)
-            contents = types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
-            return types.ReadResourceResult(contents=[contents])
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}")
+            try:
+                result: types.ReadResourceResult = await _call_or_error(holder, skills.read, uri)
+            finally:
+                await notices.flush(ctx, holder)
+            return result
+        raise skills_ext.not_found(uri)
 
     server: Server[Any] = Server(
         "ontoskills",
@@ -328,8 +392,10 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         ),
         cache_hints={
             "tools/list": CacheHint(ttl_ms=3_600_000, scope="public"),
-            "resources/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+            # Skills are installed and removed live: the SKILL.md list is only briefly fresh.
+            "resources/list": CacheHint(ttl_ms=5_000, scope="public"),
             "resources/templates/list": CacheHint(ttl_ms=3_600_000, scope="public"),
+            "prompts/list": CacheHint(ttl_ms=5_000, scope="public"),
             # Installs are picked up live, so reads are only briefly fresh.
             "resources/read": CacheHint(ttl_ms=5_000, scope="public"),
         },
@@ -338,11 +404,25 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_completion=complete,
     )
-    skills_ext.install(
-        server, lambda fn, *args: _call_or_error(holder, fn, *args), options.min_trust
-    )
+    # logging/setLevel through add_request_handler: the constructor's on_set_logging_level
+    # warns that 2026-07-28 removed it; handshake-era clients still use it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, notices.set_level)
+    skills_ext.install(server, lambda fn, *args: _call_or_error(holder, fn, *args), skills)
     return server
+
+
+def _cursor(cursor: str | None) -> int:
+    try:
+        start = int(cursor) if cursor else 0
+    except ValueError:
+        start = -1
+    if start < 0:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
+    return start
 
 
 async def _call_or_error(holder: ServiceHolder, fn: Callable[..., T], *args: Any) -> T:

@@ -41,7 +41,7 @@ def configure_logging(verbose: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    for noisy in ("mcp", "mcp_types", "httpx"):
+    for noisy in ("mcp", "mcp_types", "httpx", "uvicorn", "uvicorn.error"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if verbose else logging.WARNING)
 
 

@@ -3,6 +3,9 @@ and which encoder each view uses. SkillService's behaviour over it: test_catalog
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from ontoskills.catalog.live import LiveCatalog
@@ -124,3 +127,53 @@ def test_an_unknown_verify_mode_is_a_usage_error(home: Home) -> None:
 
     with pytest.raises(UsageError, match="verify"):
         open_catalog(home, Recorder(), verify="some")
+
+
+def _snapshots(home: Home) -> list[str]:
+    folder = home.derived_dir / "search-index"
+    return sorted(p.name for p in folder.glob("index-*")) if folder.is_dir() else []
+
+
+def _journal(home: Home) -> Path:
+    """What an install transaction keeps from before its first folder move until after the
+    lock is written (install/transaction.py)."""
+    path = home.staging_dir / "txn-under-way" / "journal.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"state": "swapping"}')
+    return path
+
+
+def test_a_build_during_a_transaction_is_served_but_not_saved(home: Home) -> None:
+    journal = _journal(home)
+    cat = open_catalog(home, Recorder())
+    assert cat.view.rebuilt is True and len(cat.view.index) == 6  # served
+    assert _snapshots(home) == []  # a tree that may be half swapped is never read back
+    journal.unlink()
+    again = open_catalog(home, Recorder())
+    assert again.view.rebuilt is True and len(_snapshots(home)) == 3  # settled: saved
+
+
+class LockToucher(Recorder):
+    """An index whose making is slow enough for an install to land meanwhile: the lock is
+    replaced (same bytes, new inode) while the view is built from the tree."""
+
+    def __init__(self, home: Home) -> None:
+        super().__init__()
+        self.lock = home.default_lockfile
+        self.touched = False
+
+    def __call__(self, data: CatalogData, fresh: bool) -> list[str] | None:
+        if fresh and not self.touched:
+            self.touched = True
+            tmp = self.lock.with_name("lock.tmp")
+            tmp.write_bytes(self.lock.read_bytes())
+            os.replace(tmp, self.lock)
+        return super().__call__(data, fresh)
+
+
+def test_a_lock_replaced_during_the_build_is_not_saved_and_reloads(home: Home) -> None:
+    index = LockToucher(home)
+    cat = open_catalog(home, index)
+    assert index.touched and _snapshots(home) == []
+    assert cat.refresh() is True  # the lock it saw is not the lock on disk: built again
+    assert len(_snapshots(home)) == 3 and index.calls == [(6, True), (6, True)]

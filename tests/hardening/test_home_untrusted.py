@@ -114,6 +114,7 @@ OTHER_FOLDERS = [
     "home/ontologies/author/acme/devtools",
     "home/ontologies/system/embeddings",
     "home/state/derived",
+    "home/state/derived/encoder",
     "home/state/derived/lock-cache",
     "home/state/derived/search-index",
     "home/state/derived/vector-cache",

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ontoskills import jsonio, lockfile
-from ontoskills.server import clients
+from ontoskills.server import mcpconfig
 from tests.conftest import REPO, CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
@@ -176,7 +176,7 @@ def test_a_client_config_that_is_not_a_regular_file_is_refused_without_blocking(
         os.symlink("/dev/zero", path)
     elif kind == "huge":  # sparse: 1 byte over the limit costs no disk, and is never read
         with open(path, "wb") as fh:
-            fh.truncate(clients.MAX_CONFIG_BYTES + 1)
+            fh.truncate(mcpconfig.MAX_CONFIG_BYTES + 1)
     else:
         path.mkdir()
     before = os.lstat(path)

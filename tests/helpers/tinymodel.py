@@ -118,6 +118,52 @@ def build_onnx(
     return path
 
 
+def build_quantized_onnx(path: Path, *, dim: int = 32, seed: int = 0) -> Path:
+    """Weight-only int8, as the published all-MiniLM-L6-v2 export: each weight is int8 + a
+    float scale dequantized in the graph (Cast, Mul): a token table (one scale per row) and
+    a projection with a bias (one scale per output column), then tanh."""
+    rng = np.random.default_rng(seed)
+    n = len(SPECIAL) + len(WORDS)
+
+    def quantize(w: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+        scale = np.abs(w).max(axis=axis, keepdims=True) / 127.0
+        return np.round(w / scale).astype(np.int8), scale.astype(np.float32)
+
+    table_q, table_s = quantize(rng.normal(size=(n, dim)).astype(np.float32), 1)
+    proj_q, proj_s = quantize(rng.normal(size=(dim, dim)).astype(np.float32) / dim**0.5, 0)
+    inits = [
+        numpy_helper.from_array(table_q, "table_q"),
+        numpy_helper.from_array(table_s, "table_scale"),
+        numpy_helper.from_array(proj_q, "proj_q"),
+        numpy_helper.from_array(proj_s, "proj_scale"),
+        numpy_helper.from_array(rng.normal(size=dim).astype(np.float32) * 0.1, "bias"),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["table_q"], ["table_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["table_f", "table_scale"], ["table"]),
+        helper.make_node("Cast", ["proj_q"], ["proj_f"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["proj_f", "proj_scale"], ["proj"]),
+        helper.make_node("Gather", ["table", "input_ids"], ["tok"], axis=0),
+        helper.make_node("MatMul", ["tok", "proj"], ["mm"]),
+        helper.make_node("Add", ["mm", "bias"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["last_hidden_state"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+        for name in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    out = helper.make_tensor_value_info(
+        "last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", dim]
+    )
+    graph = helper.make_graph(nodes, "tiny-int8-encoder", inputs, [out], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
 def build_tiny_model(folder: Path, *, dim: int = 8, seed: int = 0) -> Path:
     """folder/model.onnx + folder/tokenizer.json; returns folder."""
     build_onnx(folder / "model.onnx", dim=dim, seed=seed)

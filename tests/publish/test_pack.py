@@ -44,7 +44,9 @@ def test_from_skill_md_is_byte_identical_across_runs(tmp_path: Path, cli: CliRun
         )
     assert outs[0] == outs[1]
     assert sorted(outs[0]) == [
+        "format/SKILL.md",
         "format/ontoskill.ttl",
+        "lint/SKILL.md",
         "lint/ontoskill.ttl",
         "lint/scripts/run.sh",
         "package.json",
@@ -64,7 +66,11 @@ def test_manifest_shape_and_files_array(tmp_path: Path) -> None:
     files = {f.path: f for f in m.files or ()}
     assert files["lint/scripts/run.sh"].executable is True
     assert files["lint/ontoskill.ttl"].executable is False
-    assert "package.json" not in files and not any(p.endswith("SKILL.md") for p in files)
+    assert "package.json" not in files
+    # The authors' SKILL.md stays in the package, hashed like any file (served as is).
+    md = (tmp_path / "out" / "lint" / "SKILL.md").read_bytes()
+    assert files["lint/SKILL.md"].sha256 == hashlib.sha256(md).hexdigest()
+    assert md == (tmp_path / "src" / "lint" / "SKILL.md").read_bytes()
     data = (tmp_path / "out" / "lint" / "ontoskill.ttl").read_bytes()
     assert files["lint/ontoskill.ttl"].sha256 == hashlib.sha256(data).hexdigest()
     assert files["lint/ontoskill.ttl"].size == len(data)

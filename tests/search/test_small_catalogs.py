@@ -104,7 +104,7 @@ def test_huge_word_in_a_skill_and_a_query(
     cli("--registry", str(reg), "install", "big/words", check=True)
     svc = service(env)
     index = svc.state.ranker.bm25
-    assert max(map(len, index.postings)) <= MAX_WORD
+    assert max(map(len, index.terms)) <= MAX_WORD
     resp = svc.search(f"fill {_random_word(1_990, 4)} form", mode="bm25")
     assert [r.skill for r in resp.results] == ["big/words/forms"]
     out = cli("search", f"{_random_word(1_500, 5)} forms", "--json", check=True)

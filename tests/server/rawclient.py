@@ -37,6 +37,7 @@ class RawServer:
         for thread in self._threads:
             thread.start()
         self._next_id = 0
+        self.notifications: list[dict[str, Any]] = []  # what arrived between replies
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
@@ -70,6 +71,9 @@ class RawServer:
             msg["params"] = params
         self.send(msg)
         reply = self.read()
+        while "id" not in reply and "method" in reply:  # a notification (a log message, ...)
+            self.notifications.append(reply)
+            reply = self.read()
         assert reply.get("id") == self._next_id, reply
         return reply
 

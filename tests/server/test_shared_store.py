@@ -64,3 +64,47 @@ def test_tool_matches_the_service_on_dev_queries_in_every_mode(
         recall[mode] = hits / len(queries)
     print("tool Recall@5 on dev queries:", recall)
     assert recall["hybrid"] >= 0.9, recall
+
+
+@pytest.mark.slow
+def test_host_walk_over_the_full_registry(cli: CliRunner, env: dict[str, str]) -> None:
+    """Every byte of every skill of ../shared/ontostore-full (626 skills), read and verified
+    the way a Skills-extension host must: digests, sizes, frontmatter, names, limits."""
+    import anyio
+    from mcp import Client
+
+    from ontoskills.server.app import ServeOptions, ServiceHolder, build_server
+    from tests.helpers.skillhost import sdk_request, walk_all
+
+    store = shared_path("ontostore-full", "index.json").parent
+    ids = [e["package_id"] for e in json.loads((store / "index.json").read_text())["packages"]]
+    cli("--registry", str(store), "install", *ids, "--quiet", check=True, timeout=900)
+    cli("enable", *ids, "--quiet", check=True, timeout=600)
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+
+    async def main() -> Any:
+        holder = ServiceHolder(
+            lambda: SkillService(home, home.default_lockfile, load_config(home.config_file))
+        )
+        server = build_server(holder, ServeOptions())
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(holder.build)
+            async with Client(server, mode="legacy") as client:
+                walk = await walk_all(sdk_request(client))
+            tg.cancel_scope.cancel()
+        return walk
+
+    walk = anyio.run(main)
+    assert walk.problems == []
+    assert walk.skills == 626 and walk.files > 626
+    renamed = {
+        uri: e["frontmatter"]["metadata"]["original-name"]
+        for uri, e in walk.entries.items()
+        if "original-name" in e["frontmatter"]["metadata"]
+    }
+    assert sorted(renamed.values()) == [
+        "dialogue_graph",
+        "image_editing",
+        "object_counter",
+        "reflow_machine_maintenance_guidance",
+    ]

@@ -4,6 +4,7 @@ for the older protocol versions, stdout purity, garbage input, live installs, Sk
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,8 @@ def test_skills_extension(installed: Path, serve_env: dict[str, str]) -> None:
         assert uri in uris and "skill://acme/design/colorize/SKILL.md" in uris
         entry = uris[uri]
         assert entry["frontmatter"]["name"] == "debugging"
-        assert entry["resources"] == "dynamic"
+        digests = {r["uri"]: (r["digest"], r["size"]) for r in entry["resources"]}
+        assert uri in digests  # a complete manifest, not "dynamic"
         got = raw.request("skills/get", {"uri": uri})["result"]["skill"]
         assert got == entry
         unknown = raw.request("skills/get", {"uri": "skill://a/b/c/SKILL.md"})
@@ -163,6 +165,8 @@ def test_skills_extension(installed: Path, serve_env: dict[str, str]) -> None:
         assert read["mimeType"] == "text/markdown"
         text = read["text"]
         assert text.startswith("---\nname: debugging\n")
+        data = text.encode()  # the bytes a host hashes, exactly as they came over stdio
+        assert digests[uri] == ("sha256:" + hashlib.sha256(data).hexdigest(), len(data))
         import yaml
 
         front = yaml.safe_load(text.split("---\n")[1])
@@ -187,6 +191,9 @@ def test_tampered_file_is_not_served_and_reported_on_stderr(
     else:
         assert "acme/devtools/reviewing" not in served
         assert "reviewing/ontoskill.ttl" in stderr, stderr
+        # ... and the client is told too (logging capability: warnings by default).
+        told = [n for n in raw.notifications if n["method"] == "notifications/message"]
+        assert any("reviewing/ontoskill.ttl" in str(n["params"]["data"]) for n in told)
     for line in raw.raw:
         assert _is_jsonrpc(json.loads(line))
 

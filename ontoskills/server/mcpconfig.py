@@ -1,17 +1,19 @@
-"""Register `ontoskills serve` in an MCP client's config file (Claude Code, Cursor, VS Code,
-Codex, Windsurf).
+"""`mcp-config`: register `ontoskills serve` in an MCP client's config file (the clients and
+their formats: mcpclients.py), as a command to start (stdio) or a URL (`--url`: a running
+`serve --transport http`).
 
-Every client keeps a map of server name -> launch spec; only the file, the map's key and the
-entry's shape differ. We merge into what is there (other servers and settings untouched),
-back the old file up as `<file>.bak`, never write duplicates (same name = replace, identical
-entry = no write at all), and refuse to touch a file we cannot parse: clobbering a user's
-config to add one entry would be worse than asking them to fix it.
+Every client keeps a map of server name -> launch spec; only the file, its format (JSON, TOML,
+YAML), the map's key and the entry's shape differ. We merge into what is there (other servers
+and settings untouched), back the old file up as `<file>.bak`, never write duplicates (same
+name = replace, identical entry = no write at all; switching between a command and a URL drops
+our keys of the other form, the user's own keys stay), and refuse to touch a file we cannot
+parse: clobbering a user's config to add one entry would be worse than asking them to fix it.
 
 The file is the user's: a symlink to it (dotfiles) stays a link and its target is replaced
-atomically with the target's permissions; we only write standard JSON/TOML, and before
-writing we parse what we are about to write with a strict parser and check it says exactly
-the old document plus our entry. A config holding a value we cannot write back as it was
-(a number like 1e400 that only parses as infinity) is refused, file untouched.
+atomically with the target's permissions; we only write standard JSON/TOML/YAML, and
+before writing we parse what we are about to write with a strict parser and check it says
+exactly the old document plus our entry. A config holding a value we cannot write back as it
+was (a number like 1e400 that only parses as infinity) is refused, file untouched.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import tomlkit
 import tomlkit.exceptions
@@ -34,6 +37,9 @@ from .. import jsonio, limits
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
+from . import yamlconfig
+from .mcpclients import CLIENTS as CLIENT_TABLE
+from .mcpclients import OURS, Scope, managed_keys
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,16 +50,9 @@ else:  # pragma: no cover
 # config (or is /dev/zero behind a symlink).
 MAX_CONFIG_BYTES = 64 * 1024 * 1024
 
-Scope = Literal["project", "global"]
 _NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-CLIENTS: tuple[str, ...] = ("claude", "cursor", "vscode", "codex", "windsurf")
-DEFAULT_SCOPE: dict[str, Scope] = {
-    "claude": "project",
-    "cursor": "project",
-    "vscode": "project",
-    "codex": "global",
-    "windsurf": "global",
-}
+_ENV_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+CLIENTS: tuple[str, ...] = tuple(CLIENT_TABLE)
 
 
 @dataclass(frozen=True)
@@ -69,12 +68,28 @@ class Target:
     def is_toml(self) -> bool:
         return self.path.suffix == ".toml"
 
+    @property
+    def is_yaml(self) -> bool:
+        return self.path.suffix in (".yaml", ".yml")
+
 
 @dataclass(frozen=True)
 class LaunchSpec:
     name: str
     command: str
     args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """A running `serve --transport http`: its URL, and the variable holding the token."""
+
+    name: str
+    url: str
+    token_env: str | None = None
+
+
+Spec = LaunchSpec | RemoteSpec
 
 
 @dataclass(frozen=True)
@@ -85,41 +100,22 @@ class ApplyResult:
     backup: Path | None
 
 
-def _vscode_user_dir(user_home: Path) -> Path:
-    if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA", user_home / "AppData/Roaming")) / "Code/User"
-    if sys.platform == "darwin":
-        return user_home / "Library/Application Support/Code/User"
-    return Path(os.environ.get("XDG_CONFIG_HOME", user_home / ".config")) / "Code/User"
-
-
 def resolve_target(
     client: str, scope: Scope | None, *, project_dir: Path, user_home: Path
 ) -> Target:
     """The config file for `client` at `scope` (default: the client's usual one)."""
-    if client not in CLIENTS:
+    known = CLIENT_TABLE.get(client)
+    if known is None:
         raise UsageError(f"unknown client {client!r}", hint=f"use one of: {', '.join(CLIENTS)}")
-    scope = scope or DEFAULT_SCOPE[client]
-    project = {
-        "claude": (project_dir / ".mcp.json", "mcpServers"),
-        "cursor": (project_dir / ".cursor/mcp.json", "mcpServers"),
-        "vscode": (project_dir / ".vscode/mcp.json", "servers"),
-        "codex": (project_dir / ".codex/config.toml", "mcp_servers"),
-    }
-    global_ = {
-        "claude": (user_home / ".claude.json", "mcpServers"),
-        "cursor": (user_home / ".cursor/mcp.json", "mcpServers"),
-        "vscode": (_vscode_user_dir(user_home) / "mcp.json", "servers"),
-        "codex": (user_home / ".codex/config.toml", "mcp_servers"),
-        "windsurf": (user_home / ".codeium/windsurf/mcp_config.json", "mcpServers"),
-    }
-    table = project if scope == "project" else global_
-    if client not in table:
-        raise UsageError(
-            f"{client} has no {scope} MCP config file", hint="use --global for this client"
-        )
-    path, key = table[client]
-    return Target(client=client, scope=scope, path=path.absolute(), key=key)
+    scope = scope or known.default
+    if scope == "project" and known.project is not None:
+        path = project_dir / known.project
+    elif scope == "global" and known.user is not None:
+        path = known.user(user_home)
+    else:
+        other = "--global" if scope == "project" else "--project"
+        raise UsageError(f"{client} has no {scope} MCP config file", hint=f"use {other}")
+    return Target(client=client, scope=scope, path=path.absolute(), key=known.key)
 
 
 def ontoskills_command() -> list[str]:
@@ -168,35 +164,80 @@ def launch_spec(
     return LaunchSpec(name=name, command=cmd[0], args=tuple(args))
 
 
-def client_entry(client: str, spec: LaunchSpec) -> dict[str, Any]:
-    """The entry in the shape each client documents."""
-    base: dict[str, Any] = {"command": spec.command, "args": list(spec.args)}
-    if client in ("claude", "vscode"):
-        return {"type": "stdio", **base}
-    return base
+def remote_spec(name: str, url: str, token_env: str | None) -> RemoteSpec:
+    """`--url`: an http(s) URL of a running `serve --transport http`."""
+    if not _NAME_RE.fullmatch(name):
+        raise UsageError(f"invalid server name {name!r}", hint="use letters, digits, - or _")
+    parsed = urlsplit(url)
+    if (
+        parsed.scheme not in ("http", "https")
+        or not parsed.hostname
+        or any(c.isspace() for c in url)
+    ):
+        raise UsageError(
+            f"{url!r} is not an http(s) URL", hint="e.g. --url http://127.0.0.1:8765/mcp"
+        )
+    if parsed.username or parsed.password:
+        raise UsageError(
+            "the URL carries a user or password", hint="pass the token with --token-env VAR"
+        )
+    if token_env is not None and not _ENV_RE.fullmatch(token_env):
+        raise UsageError(
+            f"invalid variable name {token_env!r}", hint="e.g. --token-env ONTOSKILLS_SERVE_TOKEN"
+        )
+    return RemoteSpec(name, url, token_env)
 
 
-def snippet(target: Target, spec: LaunchSpec) -> str:
+def client_entry(client: str, spec: Spec) -> dict[str, Any]:
+    """The entry in the shape each client documents (mcpclients.py)."""
+    known = CLIENT_TABLE[client]
+    if isinstance(spec, LaunchSpec):
+        entry = known.stdio(spec.command, list(spec.args))
+    elif known.http is None:
+        raise UsageError(
+            f"{known.title} cannot reach a remote server from its config file",
+            hint="drop --url: it starts `ontoskills serve` itself",
+        )
+    elif spec.token_env is not None and not known.token_env:
+        raise UsageError(
+            f"{known.title} has no documented way to read a token from the environment, and "
+            "mcp-config never writes the token itself into a file",
+            hint="drop --token-env and add the Authorization header in the client, or serve "
+            "on loopback without a token",
+        )
+    else:
+        entry = known.http(spec.url, spec.token_env)
+    if known.fmt == "yaml":  # goose: the extension names itself
+        entry = {**entry, "name": spec.name}
+    return entry
+
+
+def snippet(target: Target, spec: Spec) -> str:
     """What `--print` shows: a minimal file that holds just our entry."""
     entry = client_entry(target.client, spec)
     if target.is_toml:
         doc = tomlkit.document()
         doc[target.key] = _toml_super_table({spec.name: _toml_table(entry)})
         return tomlkit.dumps(doc)
+    if target.is_yaml:
+        return yamlconfig.dumps({target.key: {spec.name: entry}})
     return json.dumps({target.key: {spec.name: entry}}, indent=2, ensure_ascii=False) + "\n"
 
 
-def apply(target: Target, spec: LaunchSpec) -> ApplyResult:
+def apply(target: Target, spec: Spec) -> ApplyResult:
     """Merge our entry into the target file, atomically, with a `.bak` of the old file."""
     entry = client_entry(target.client, spec)
     old = _read_config(target)
+    managed = managed_keys(CLIENT_TABLE[target.client])
     if target.is_toml:
-        new, action = _merge_toml(target, old, spec.name, entry)
+        new, action = _merge_toml(target, old, spec.name, entry, managed)
+    elif target.is_yaml:
+        new, action = yamlconfig.merge(target, old, spec.name, entry, managed)
     else:
-        new, action = _merge_json(target, old, spec.name, entry)
+        new, action = _merge_json(target, old, spec.name, entry, managed)
     if action == "unchanged":
         return ApplyResult(target, entry, action, None)
-    _check_round_trip(target, old, new, spec.name, entry)
+    _check_round_trip(target, old, new, spec.name, entry, managed)
     backup = None
     if old is not None:
         # ~/.claude.json may hold secrets: the backup keeps the file's 0600
@@ -226,29 +267,37 @@ def _canonical(value: Any) -> str:
 
 
 def _check_round_trip(
-    target: Target, old: bytes | None, new: bytes, name: str, entry: dict[str, Any]
+    target: Target,
+    old: bytes | None,
+    new: bytes,
+    name: str,
+    entry: dict[str, Any],
+    managed: dict[str, Any] | None = None,
 ) -> None:
-    """What we write, read back by a strict parser, is the old document plus our entry."""
+    """What we write, read back by a strict parser, is the old document plus our entry.
+    (YAML checks itself in yamlconfig.merge.)"""
+    if target.is_yaml:
+        return
     try:
         if target.is_toml:
             before: Any = tomllib.loads(old.decode("utf-8")) if old else {}
             after: Any = tomllib.loads(new.decode("utf-8"))
         else:
-            before = jsonio.loads(old, source=str(target.path)) if old and old.strip() else {}
+            fresh = dict(CLIENT_TABLE[target.client].new_file)  # what a new file starts with
+            before = jsonio.loads(old, source=str(target.path)) if old and old.strip() else fresh
             after = jsonio.loads(new, source=str(target.path))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, FormatError) as exc:
         raise _malformed(
             target, f"cannot be written back as standard {_kind(target)} ({exc})"
         ) from None
     servers = before.setdefault(target.key, {})
-    current = servers.get(name)
-    servers[name] = {**current, **entry} if isinstance(current, dict) else entry
+    servers[name] = merged_entry(servers.get(name), entry, managed)
     if _canonical(after) != _canonical(before):
         raise _malformed(target, f"would not read back as it was plus our entry as {_kind(target)}")
 
 
 def _kind(target: Target) -> str:
-    return "TOML" if target.is_toml else "JSON"
+    return "TOML" if target.is_toml else "YAML" if target.is_yaml else "JSON"
 
 
 def _malformed(target: Target, why: str) -> FormatError:
@@ -260,9 +309,13 @@ def _malformed(target: Target, why: str) -> FormatError:
 
 
 def _merge_json(
-    target: Target, old: bytes | None, name: str, entry: dict[str, Any]
+    target: Target,
+    old: bytes | None,
+    name: str,
+    entry: dict[str, Any],
+    managed: dict[str, Any] | None = None,
 ) -> tuple[bytes, Literal["added", "updated", "unchanged"]]:
-    doc: Any = {}
+    doc: Any = dict(CLIENT_TABLE[target.client].new_file)  # a file we create (opencode: $schema)
     if old is not None and old.strip():
         try:
             doc = jsonio.loads(old, source=str(target.path))
@@ -274,11 +327,10 @@ def _merge_json(
     if not isinstance(servers, dict):
         raise _malformed(target, f'"{target.key}" is not a JSON object')
     current = servers.get(name)
-    if _covers(current, entry):
+    if _covers(current, entry, managed):
         return b"", "unchanged"
     action: Literal["added", "updated"] = "updated" if current is not None else "added"
-    # Keep keys the user added to our entry (env, disabled, ...); ours win.
-    servers[name] = {**current, **entry} if isinstance(current, dict) else entry
+    servers[name] = merged_entry(current, entry, managed)
     bad = _non_finite(doc)
     if bad is not None:
         raise _malformed(target, f"{bad} is out of range for a JSON number; it cannot be kept")
@@ -303,9 +355,33 @@ def _non_finite(value: Any, where: str = "$") -> str | None:
     return None
 
 
-def _covers(current: Any, entry: dict[str, Any]) -> bool:
-    """True when the existing entry already says everything ours says."""
-    return isinstance(current, dict) and all(current.get(k) == v for k, v in entry.items())
+def _stale(current: dict[str, Any], entry: dict[str, Any], managed: Any) -> set[str]:
+    """Our keys of the other transport (a `url` left by an http entry we now replace); a key
+    a user may set too (env, ...) only while it still holds what we wrote."""
+    managed = managed or {}
+    return {
+        k
+        for k in current
+        if k in managed and k not in entry and (managed[k] is OURS or managed[k] == current[k])
+    }
+
+
+def merged_entry(current: Any, entry: dict[str, Any], managed: Any = None) -> Any:
+    """Ours over the existing entry: the user's own keys (env, disabled, ...) stay."""
+    if not isinstance(current, dict):
+        return entry
+    kept = {k: v for k, v in current.items() if k not in _stale(current, entry, managed)}
+    return {**kept, **entry}
+
+
+def _covers(current: Any, entry: dict[str, Any], managed: Any = None) -> bool:
+    """True when the existing entry already says everything ours says, and nothing of ours
+    from another transport."""
+    return (
+        isinstance(current, dict)
+        and all(current.get(k) == v for k, v in entry.items())
+        and not _stale(current, entry, managed)
+    )
 
 
 def _toml_table(values: dict[str, Any]) -> Any:
@@ -323,7 +399,11 @@ def _toml_super_table(children: dict[str, Any]) -> Any:
 
 
 def _merge_toml(
-    target: Target, old: bytes | None, name: str, entry: dict[str, Any]
+    target: Target,
+    old: bytes | None,
+    name: str,
+    entry: dict[str, Any],
+    managed: dict[str, Any] | None = None,
 ) -> tuple[bytes, Literal["added", "updated", "unchanged"]]:
     try:
         doc = tomlkit.parse(old.decode("utf-8")) if old else tomlkit.document()
@@ -337,11 +417,13 @@ def _merge_toml(
         raise _malformed(target, f"[{target.key}] is not a table")
     current = servers.get(name)
     plain = current.unwrap() if current is not None and hasattr(current, "unwrap") else current
-    if _covers(plain, entry):
+    if _covers(plain, entry, managed):
         return b"", "unchanged"
     action: Literal["added", "updated"] = "updated" if current is not None else "added"
     if isinstance(current, dict):
         # Keep the user's other keys on our table (env, startup_timeout_sec, ...).
+        for key in _stale(dict(current), entry, managed):
+            del current[key]
         for key, value in entry.items():
             current[key] = value
     else:

@@ -1,0 +1,270 @@
+"""Every MCP client `mcp-config` knows: where it keeps its servers, and the entry it expects,
+for a local server (stdio: `ontoskills serve`) and, where the client supports remote
+servers, for `serve --transport http` (`--url`). Each shape follows the client's own
+documentation (the `doc` URL; tests/server/mcp_client_docs.py holds the documented examples
+the shapes are checked against).
+
+A bearer token is never written into a config file: with `--token-env VAR` the entry names
+the variable, in the client's own syntax (`${VAR}`, `${env:VAR}`, `{env:VAR}`, Codex's
+`bearer_token_env_var`); a client with no documented way to read one from the environment
+refuses `--token-env`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+Scope = Literal["project", "global"]
+Format = Literal["json", "toml", "yaml"]
+Entry = dict[str, Any]
+
+
+def _appdata(home: Path) -> Path:
+    return Path(os.environ.get("APPDATA", home / "AppData/Roaming"))
+
+
+def _xdg(home: Path) -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME", home / ".config"))
+
+
+def _app_support(home: Path, name: str) -> Path:
+    """Per-user application folder: macOS Application Support, Windows APPDATA, else XDG."""
+    if sys.platform == "darwin":
+        return home / "Library/Application Support" / name
+    if sys.platform == "win32":
+        return _appdata(home) / name
+    return _xdg(home) / name
+
+
+def vscode_user_dir(home: Path) -> Path:
+    return _app_support(home, "Code/User")
+
+
+def _header(token_env: str | None, value: Callable[[str], str]) -> Entry:
+    return {"headers": {"Authorization": f"Bearer {value(token_env)}"}} if token_env else {}
+
+
+@dataclass(frozen=True)
+class Client:
+    id: str
+    title: str
+    doc: str  # the documentation this client's file and entry follow
+    key: str  # the map of servers in the file
+    fmt: Format
+    project: str | None  # file relative to the project folder; None: no project scope
+    user: Callable[[Path], Path] | None  # user-wide file from the home folder
+    default: Scope
+    stdio: Callable[[str, list[str]], Entry]
+    # (url, token env var or None) -> entry; None when the client cannot reach a remote
+    # server from its config file.
+    http: Callable[[str, str | None], Entry] | None = None
+    token_env: bool = True  # the client can read a header value from the environment
+    new_file: tuple[tuple[str, Any], ...] = ()  # top-level keys for a file we create
+
+
+def _env_colon(var: str) -> str:
+    return f"${{env:{var}}}"
+
+
+def _command(cmd: str, args: list[str]) -> Entry:
+    return {"command": cmd, "args": args}
+
+
+CLIENTS: dict[str, Client] = {
+    c.id: c
+    for c in (
+        Client(
+            "claude",
+            "Claude Code",
+            "https://code.claude.com/docs/en/mcp",
+            "mcpServers",
+            "json",
+            ".mcp.json",
+            lambda home: home / ".claude.json",
+            "project",
+            lambda cmd, args: {"type": "stdio", **_command(cmd, args)},
+            lambda url, env: {"type": "http", "url": url, **_header(env, lambda v: f"${{{v}}}")},
+        ),
+        Client(
+            "claude-desktop",
+            "Claude Desktop",
+            "https://modelcontextprotocol.io/docs/develop/connect-local-servers",
+            "mcpServers",
+            "json",
+            None,
+            lambda home: _app_support(home, "Claude") / "claude_desktop_config.json",
+            "global",
+            _command,
+            None,  # remote servers are added in the app (Settings > Connectors), not the file
+            token_env=False,
+        ),
+        Client(
+            "cursor",
+            "Cursor",
+            "https://cursor.com/docs/mcp",
+            "mcpServers",
+            "json",
+            ".cursor/mcp.json",
+            lambda home: home / ".cursor/mcp.json",
+            "project",
+            _command,
+            lambda url, env: {"url": url, **_header(env, lambda v: f"${{env:{v}}}")},
+        ),
+        Client(
+            "vscode",
+            "VS Code",
+            "https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",
+            "servers",
+            "json",
+            ".vscode/mcp.json",
+            lambda home: vscode_user_dir(home) / "mcp.json",
+            "project",
+            lambda cmd, args: {"type": "stdio", **_command(cmd, args)},
+            lambda url, env: {
+                "type": "http",
+                "url": url,
+                **_header(env, lambda v: f"${{env:{v}}}"),
+            },
+        ),
+        Client(
+            "windsurf",
+            "Windsurf",
+            "https://docs.windsurf.com/windsurf/cascade/mcp",
+            "mcpServers",
+            "json",
+            None,
+            lambda home: home / ".codeium/windsurf/mcp_config.json",
+            "global",
+            _command,
+            lambda url, env: {"serverUrl": url, **_header(env, lambda v: f"${{env:{v}}}")},
+        ),
+        Client(
+            "codex",
+            "Codex",
+            "https://developers.openai.com/codex/mcp",
+            "mcp_servers",
+            "toml",
+            ".codex/config.toml",  # read in trusted projects only
+            lambda home: Path(os.environ.get("CODEX_HOME", home / ".codex")) / "config.toml",
+            "global",
+            _command,
+            lambda url, env: {"url": url, **({"bearer_token_env_var": env} if env else {})},
+        ),
+        Client(
+            "zed",
+            "Zed",
+            "https://zed.dev/docs/ai/mcp",
+            "context_servers",
+            "json",
+            ".zed/settings.json",
+            lambda home: (
+                _appdata(home) / "Zed/settings.json"
+                if sys.platform == "win32"
+                else _xdg(home) / "zed/settings.json"
+            ),
+            "global",
+            lambda cmd, args: {**_command(cmd, args), "env": {}},
+            lambda url, env: {"url": url},
+            token_env=False,
+        ),
+        Client(
+            "gemini",
+            "Gemini CLI",
+            "https://geminicli.com/docs/tools/mcp-server/",
+            "mcpServers",
+            "json",
+            ".gemini/settings.json",
+            lambda home: home / ".gemini/settings.json",
+            "project",
+            _command,
+            lambda url, env: {"httpUrl": url, **_header(env, lambda v: f"${{{v}}}")},
+        ),
+        Client(
+            "opencode",
+            "opencode",
+            "https://opencode.ai/docs/mcp-servers/",
+            "mcp",
+            "json",
+            "opencode.json",
+            lambda home: _xdg(home) / "opencode/opencode.json",
+            "project",
+            lambda cmd, args: {"type": "local", "command": [cmd, *args], "enabled": True},
+            lambda url, env: {
+                "type": "remote",
+                "url": url,
+                "enabled": True,
+                **_header(env, lambda v: f"{{env:{v}}}"),
+            },
+            new_file=(("$schema", "https://opencode.ai/config.json"),),
+        ),
+        Client(
+            "goose",
+            "goose",
+            "https://block.github.io/goose/docs/guides/config-files",
+            "extensions",
+            "yaml",
+            None,
+            lambda home: (
+                _appdata(home) / "Block/goose/config/config.yaml"
+                if sys.platform == "win32"
+                else _xdg(home) / "goose/config.yaml"
+            ),
+            "global",
+            lambda cmd, args: {
+                "enabled": True,
+                "type": "stdio",
+                "cmd": cmd,
+                "args": args,
+                "envs": {},
+                "timeout": 300,
+            },
+            lambda url, env: {
+                "enabled": True,
+                "type": "streamable_http",
+                "uri": url,
+                "envs": {},
+                "timeout": 300,
+            },
+            token_env=False,
+        ),
+        Client(
+            "cline",
+            "Cline",
+            "https://docs.cline.bot/mcp/configuring-mcp-servers",
+            "mcpServers",
+            "json",
+            None,
+            lambda home: (
+                vscode_user_dir(home)
+                / "globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+            ),
+            "global",
+            lambda cmd, args: {**_command(cmd, args), "disabled": False, "autoApprove": []},
+            lambda url, env: {"type": "streamableHttp", "url": url, "disabled": False},
+            token_env=False,
+        ),
+    )
+}
+
+
+OURS = object()  # managed_keys: a key that is always ours, whatever its value
+_SOFT = ("env", "envs", "disabled", "autoApprove", "enabled", "timeout")
+
+
+def managed_keys(client: Client) -> dict[str, Any]:
+    """Every key our entries use for `client` (both transports), with the value we write for
+    the ones a user may have set themselves (env, timeout, ...): what an update may drop when
+    the transport changes. The user's own keys, and ours they changed, stay."""
+    shapes = [client.stdio("x", [])]
+    if client.http is not None:
+        shapes.append(client.http("http://x", "X" if client.token_env else None))
+    keys: dict[str, Any] = {"name": OURS, "bearer_token_env_var": OURS, "headers": OURS}
+    for shape in shapes:
+        for key, value in shape.items():
+            keys[key] = value if key in _SOFT else OURS
+    return keys

@@ -1,0 +1,86 @@
+"""Merge our entry into a YAML client config (goose's config.yaml), refusing what we cannot
+write back as it was.
+
+PyYAML reads and writes the data, not the text: comments, anchors and custom tags would be
+lost or changed, so a file that has any is refused (exit 4, file untouched) and the user adds
+the entry by hand from `--print`. Otherwise the file is rewritten from its data plus ours,
+keys in their order, and read back to check it says exactly the old data plus our entry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+
+from ..errors import FormatError
+
+if TYPE_CHECKING:
+    from .mcpconfig import Target
+
+Action = Literal["added", "updated", "unchanged"]
+
+
+def dumps(doc: Any) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def _why_not_plain(text: str) -> str | None:
+    """What in the file PyYAML would not keep: comments, anchors/aliases, tags."""
+    scalars: list[tuple[int, int]] = []
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
+                return "it uses YAML anchors or aliases"
+            if isinstance(token, yaml.TagToken):
+                return "it uses YAML tags"
+            if isinstance(token, yaml.ScalarToken):
+                scalars.append((token.start_mark.index, token.end_mark.index))
+    except yaml.YAMLError as exc:
+        return f"invalid YAML ({str(exc).splitlines()[0]})"
+    starts = iter(sorted(scalars))
+    span = next(starts, None)
+    for i, ch in enumerate(text):
+        while span is not None and span[1] <= i:
+            span = next(starts, None)
+        if ch == "#" and not (span is not None and span[0] <= i < span[1]):
+            return "it has comments, which we could not keep"
+    return None
+
+
+def merge(
+    target: Target, old: bytes | None, name: str, entry: dict[str, Any], managed: Any
+) -> tuple[bytes, Action]:
+    from .mcpconfig import _covers, _malformed, merged_entry
+
+    doc: Any = {}
+    if old is not None and old.strip():
+        try:
+            text = old.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _malformed(target, "not valid UTF-8") from None
+        why = _why_not_plain(text)
+        if why is not None:
+            raise _malformed(target, why)
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise _malformed(target, f"invalid YAML ({str(exc).splitlines()[0]})") from None
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise _malformed(target, "the top level is not a mapping")
+    servers = doc.setdefault(target.key, {})
+    if servers is None:
+        servers = doc[target.key] = {}
+    if not isinstance(servers, dict):
+        raise _malformed(target, f"{target.key!r} is not a mapping")
+    current = servers.get(name)
+    if _covers(current, entry, managed):
+        return b"", "unchanged"
+    action: Action = "updated" if current is not None else "added"
+    servers[name] = merged_entry(current, entry, managed)
+    new = dumps(doc)
+    if yaml.safe_load(new) != doc:  # never write what would read back differently
+        raise FormatError(f"{target.path}: cannot be written back as it was; not changing it")
+    return new.encode("utf-8"), action
