@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "outdated",
     "doctor",
     "cache",
+    "lock",
     "registry",
     "search",
     "show",
@@ -50,6 +51,7 @@ VERBS: dict[str, str] = {
     "outdated": "outdated",
     "doctor": "doctor",
     "cache": "cache",
+    "lock": "lock",
     "registry": "registry",
     "search": "search",
     "show": "show",
@@ -61,7 +63,15 @@ VERBS: dict[str, str] = {
 }
 # The root options (see `build_app`): which take a value, which are flags.
 _VALUE_OPTIONS = ("--home", "--lockfile", "--registry")
-_FLAGS = ("--offline", "--allow-insecure-http", "--json", "--quiet", "-q", "--no-color")
+_FLAGS = (
+    "--offline",
+    "--allow-insecure-http",
+    "--require-signed",
+    "--json",
+    "--quiet",
+    "-q",
+    "--no-color",
+)
 
 
 def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
@@ -106,6 +116,12 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
         allow_insecure_http: Annotated[
             bool, typer.Option("--allow-insecure-http", help="Allow plain http:// registries.")
         ] = False,
+        require_signed: Annotated[
+            bool,
+            typer.Option(
+                "--require-signed", help="Refuse registries without signed (TUF) metadata."
+            ),
+        ] = False,
         json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less output.")] = False,
         no_color: Annotated[bool, typer.Option("--no-color", help="Disable colors.")] = False,
@@ -120,6 +136,7 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
             registry_arg=registry,
             offline=offline,
             allow_insecure_http=allow_insecure_http,
+            require_signed=require_signed,
             json=json,
             quiet=quiet,
             no_color=no_color,

@@ -138,6 +138,8 @@ class Config:
     network: NetworkSettings = field(default_factory=NetworkSettings)
     serve: ServeSettings = field(default_factory=ServeSettings)
     extra: dict[str, Any] = field(default_factory=dict)  # unknown top-level tables, kept
+    # Refuse unsigned registries (docs/SECURITY.md); the built-in OntoStore gets a notice.
+    require_signed: bool = False
 
     def registry(self, name: str) -> RegistryConfig | None:
         return next((r for r in self.registries if r.name == name), None)
@@ -156,6 +158,8 @@ class Config:
 
     def to_toml(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(self.extra)
+        if self.require_signed:
+            data["require_signed"] = True
         if self.registries:
             data["registries"] = {r.name: r.to_toml() for r in self.registries}
         for name in ("search", "embeddings", "network", "serve"):
@@ -251,6 +255,7 @@ def _registries(data: dict[str, Any], path: Path) -> list[RegistryConfig]:
                 raw["url"],
                 kind or detect_kind(raw["url"]),
                 None if trust is None else str(trust),
+                _string(raw, "root", where, "registries"),
             )
         )
     return out
@@ -370,5 +375,13 @@ def load_config(path: Path) -> Config:
         embeddings=_embeddings(data, path),
         network=_network(data, path),
         serve=_serve(data, path),
-        extra={k: v for k, v in data.items() if k not in TABLES},
+        extra={k: v for k, v in data.items() if k not in (*TABLES, "require_signed")},
+        require_signed=_require_signed(data, path),
     )
+
+
+def _require_signed(data: dict[str, Any], path: Path) -> bool:
+    value = data.get("require_signed", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: require_signed must be true or false, got {value!r}")
+    return value

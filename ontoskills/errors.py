@@ -15,6 +15,9 @@ EXIT_INTEGRITY = 4
 EXIT_NETWORK = 5
 EXIT_AUTH = 6
 EXIT_NOT_FOUND = 7
+EXIT_SIGNATURE = 8  # signed metadata refused: an attack is likely, do not retry
+EXIT_EXPIRED = 9  # signed metadata expired (freeze): retry later, maintainers must re-sign
+EXIT_UNSIGNED = 10  # an unsigned registry refused by require_signed: a policy decision
 EXIT_INTERRUPTED = 130
 
 
@@ -112,6 +115,57 @@ class VersionConflictError(UsageError):
 
 class ConfusableNameError(TrustError):
     """A new package name is too close to an existing one (typosquatting guard)."""
+
+
+class TargetMismatchError(IntegrityError):
+    """A file of a signed registry is not the signed target (tampered, or not signed at all)."""
+
+
+# Signed registries (TUF, docs/SECURITY.md): the registry's signed metadata was refused.
+# One class (and message) per attack class; the exit code says what the user does next:
+# 8 an attack is likely (tell the maintainers, do not retry), 9 expired metadata (retry
+# later; the maintainers refresh the timestamp), 10 the user's own policy refused an unsigned
+# registry. A file that is not its signed target stays exit 4, as any tampered file.
+class SignatureError(OntoskillsError):
+    """Signed metadata failed verification: bad or too few signatures, or a broken chain."""
+
+    exit_code = EXIT_SIGNATURE
+
+
+class ThresholdError(SignatureError):
+    """Metadata lacks the threshold of valid signatures of its role's keys."""
+
+
+class RollbackError(SignatureError):
+    """Metadata older than what this machine already trusts (rollback / stale mirror)."""
+
+
+class FreezeError(SignatureError):
+    """Expired metadata: the registry stopped refreshing it, or old metadata is replayed."""
+
+    exit_code = EXIT_EXPIRED
+
+
+class MixAndMatchError(SignatureError):
+    """Metadata files from different states of the registry served together."""
+
+
+class MetadataLimitError(SignatureError):
+    """A metadata file larger than its bound (endless-data attack)."""
+
+
+class RootChainError(SignatureError):
+    """The registry's root does not chain to the root we trust (configured, or in the lock)."""
+
+
+class DowngradeError(SignatureError):
+    """A registry known to be signed (trusted root, or the lock) now serves no metadata."""
+
+
+class UnsignedRegistryError(SignatureError):
+    """An unsigned registry where the user requires signed ones (require_signed)."""
+
+    exit_code = EXIT_UNSIGNED
 
 
 # Every error gets a hint line (docs/CLI.md): this one for a path of the wrong kind and the rest.

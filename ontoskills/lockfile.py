@@ -55,6 +55,10 @@ class LockedRegistry:
     url: str
     commit: str | None = None
     index_sha256: str | None = None
+    # Signed registries (docs/SECURITY.md): verified through TUF at lock time, and the key
+    # ids of the root it chained to; `ci` refuses a registry whose root no longer chains to them.
+    signed: bool = False
+    root_keys: tuple[str, ...] = ()
 
 
 @dataclass
@@ -137,6 +141,9 @@ def dump(lock: Lockfile, lock_dir: Path) -> bytes:
                 entry["commit"] = r.commit
             if r.index_sha256:
                 entry["index_sha256"] = r.index_sha256
+            if r.signed:
+                entry["signed"] = True
+                entry["root_keys"] = sorted(r.root_keys)
             regs[name] = entry
         data["registries"] = regs
     if lock.embeddings:
@@ -236,12 +243,22 @@ def _parse(text: str, path: Path) -> Lockfile:
             and is_valid_name(name)
         ):
             raise _err(path, f"invalid registry entry {name!r}")
+        signed = r.get("signed", False)
+        keys = r.get("root_keys", [])
+        if not isinstance(signed, bool) or not (
+            isinstance(keys, list) and all(isinstance(k, str) and SHA256_RE.match(k) for k in keys)
+        ):
+            raise _err(path, f"registries.{name}: signed/root_keys are malformed")
+        if signed and not keys:
+            raise _err(path, f"registries.{name}: a signed registry needs its root_keys")
         lock.registries[name] = LockedRegistry(
             name=name,
             kind=str(r.get("kind", "")),
             url=_absolute_url(r["url"], lock_dir),
             commit=r.get("commit"),
             index_sha256=r.get("index_sha256"),
+            signed=signed,
+            root_keys=tuple(sorted(keys)),
         )
     emb = data.get("embeddings")
     if emb is not None:

@@ -32,6 +32,7 @@ class RegistryConfig:
     url: str
     kind: str  # a RegistryKind value
     trust: str | None = None  # a Tier value: the cap on tiers read from this registry
+    root: str | None = None  # trusted TUF root.json (signed registries, docs/SECURITY.md)
 
     def __post_init__(self) -> None:
         # Credentials in a URL would end up in the lockfile, config and error messages.
@@ -52,12 +53,15 @@ class RegistryConfig:
             "url": self.url,
             "kind": str(self.kind),
             "trust": None if self.trust is None else str(self.trust),
+            "root": self.root,  # the pinned TUF root (signed registries), else null
         }
 
     def to_toml(self) -> dict[str, Any]:
         out: dict[str, Any] = {"url": self.url, "kind": str(self.kind)}
         if self.trust:
             out["trust"] = str(self.trust)
+        if self.root:
+            out["root"] = self.root
         return out
 
 

@@ -32,6 +32,7 @@ class AppContext:
     registry_arg: str | None = None
     offline: bool = False
     allow_insecure_http: bool = False
+    require_signed: bool = False
     json: bool = False
     quiet: bool = False
     no_color: bool = False
@@ -77,6 +78,7 @@ class AppContext:
             options=self.source_options(reporter),
             reporter=reporter or NullReporter(),
             registry_override=self.registry_override,
+            require_signed=self.require_signed,
         )
 
     def source_options(self, reporter: Reporter | None = None) -> SourceOptions:

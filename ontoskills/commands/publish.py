@@ -29,6 +29,8 @@ def render(out: Output, r: PublishResult) -> None:
         return
     was = f" (was {r.previous_version})" if r.previous_version else ""
     out.success(f"published {r.package_id} {r.version}{was} [{r.trust_tier}] -> {r.registry}")
+    if r.signed:
+        out.info(f"  signed: {', '.join(p.rsplit('/', 1)[-1] for p in r.signed)}")
     if r.commit:
         out.info(f"  commit {r.commit}")
     if r.branch:
@@ -66,6 +68,14 @@ def register(app: typer.Typer) -> None:
         author_email: Annotated[
             str | None, typer.Option("--author-email", help="Commit author email.")
         ] = None,
+        keys: Annotated[
+            Path | None,
+            typer.Option(
+                "--keys",
+                metavar="DIR",
+                help="Signed registry: the folder with the bins, snapshot and timestamp keys.",
+            ),
+        ] = None,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
@@ -81,6 +91,7 @@ def register(app: typer.Typer) -> None:
             force=force,
             author_name=author_name,
             author_email=author_email,
+            keys_dir=keys,
         )
 
         def body(out: Output) -> PublishResult:

@@ -15,6 +15,16 @@ from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 from ._result import Doc
 
+KeysOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--keys",
+        metavar="DIR",
+        help="Private keys folder (outside the registry; default "
+        "$ONTOSKILLS_HOME/keys/<registry>; or ONTOSKILLS_KEYS_DIR).",
+    ),
+]
+
 if TYPE_CHECKING:
     from ..publish.verify import VerifyReport
 
@@ -71,27 +81,83 @@ def register_into(registry_app: typer.Typer) -> None:
             bool,
             typer.Option("--sparse", help="Also serve a per-package index (large registries)."),
         ] = False,
+        signed: Annotated[
+            bool, typer.Option("--signed", help="Sign it: TUF metadata, new ed25519 keys.")
+        ] = False,
+        keys: KeysOpt = None,
+        threshold: Annotated[
+            list[str] | None,
+            typer.Option("--threshold", metavar="ROLE=N", help="Keys a role needs (default 1)."),
+        ] = None,
+        expires: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--expires", metavar="ROLE=DURATION", help="Lifetime of a role's metadata."
+            ),
+        ] = None,
+        bins: Annotated[
+            int, typer.Option("--bins", help="Hashed bins for the targets (a power of two).")
+        ] = 16,
         json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
-        """Create a new registry (index.json, README, packages/; a git repo unless --no-git)."""
+        """Create a new registry (index.json, README, packages/; a git repo unless --no-git).
+        With --signed on an existing registry: sign everything it serves, in place."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> Doc:
             from ..publish import gitops
-            from ..publish.registry import check_new_registry_folder, init_registry
+            from ..publish.registry import (
+                SignedInit,
+                check_new_registry_folder,
+                init_registry,
+                is_existing_registry,
+            )
 
-            check_new_registry_folder(path)
-            author = None if no_git else gitops.author_for(None, author_name, author_email)
-            commit = init_registry(path, git=not no_git, author=author, sparse=sparse)
-            return Doc({"command": "registry init", "path": str(path), "commit": commit})
+            check_new_registry_folder(path, signed=signed)
+            existing = signed and is_existing_registry(path)
+            author = None
+            if existing and not no_git and gitops.is_repo(path):
+                repo = gitops.pygit2.Repository(str(path))
+                author = gitops.author_for(repo, author_name, author_email)
+            elif not existing and not no_git:
+                author = gitops.author_for(None, author_name, author_email)
+            sign = None
+            if signed:
+                from ..signing.keys import resolve_keys_dir
+                from ..signing.repo import Policy
+
+                policy = Policy.from_options(threshold or [], expires or [], bins)
+                sign = SignedInit(resolve_keys_dir(keys, path), policy)
+            elif threshold or expires or keys:
+                raise UsageError("--keys, --threshold and --expires go with --signed")
+            commit = init_registry(path, git=not no_git, author=author, sparse=sparse, signed=sign)
+            written = sign.written if sign is not None else None
+            return Doc(
+                {
+                    "command": "registry init",
+                    "path": str(path),
+                    "existing": existing,  # an existing registry was signed in place
+                    "commit": commit,
+                    "keys_dir": None if written is None else str(written.keys_dir),
+                    "keyids": {} if written is None else written.keyids,
+                }
+            )
 
         def text(out: Output, doc: Doc) -> None:
             commit = doc.payload["commit"]
+            what = "signed existing registry" if doc.payload["existing"] else "created registry"
             out.success(
-                f"created registry {doc.payload['path']}"
-                + (f" (commit {commit[:12]})" if commit else "")
+                f"{what} {doc.payload['path']}" + (f" (commit {commit[:12]})" if commit else "")
             )
+            if doc.payload["keys_dir"] is not None:
+                out.info(f"  private keys in {doc.payload['keys_dir']} (never commit them):")
+                for role, ids in doc.payload["keyids"].items():
+                    out.info(f"    {role}: {', '.join(ids)}")
+                root = Path(doc.payload["path"]) / "metadata" / "root.json"
+                out.info(
+                    f"  clients pin {root} with `ontoskills registry add NAME URL --root root.json`"
+                )
 
         run(app_ctx, body, text)
 

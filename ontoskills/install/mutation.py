@@ -142,6 +142,7 @@ class Mutation:
     def stage(self, plan: PackagePlan) -> LockedPackage:
         """Fetch and verify a planned package into staging; its lock entry (unnamed registry)."""
         session = self.session
+        _verify_signed(session, plan)
         src = session.source(plan.registry, pin=plan.commit)
         fetcher = PackageFetcher(
             src, session.cache, parallel=session.options.parallel, strict=self.opts.strict
@@ -308,6 +309,30 @@ def mutation(
                 raise
     finally:
         session.close()
+
+
+def _verify_signed(session: Session, plan: PackagePlan) -> None:
+    """Signed registries (docs/SECURITY.md), for every verb that stages a package: the
+    registry's metadata is current and untampered and its root chains to the lock's root
+    keys (ci and --frozen too), and every file of a resolved plan is pinned to its signed
+    target, so what is fetched (a cache hit or a download) is what the maintainers signed.
+    A plan from the lock keeps the lock's hashes: they were checked against signed targets
+    when the lock was written, and the registry may have published newer files since."""
+    from_lock = bool(plan.files) and all(f.from_lock for f in plan.files)
+    exp = session.expectation(plan.registry)
+    if from_lock and not (exp.expects_signed or exp.require_signed):
+        return  # unsigned in the lock and config: the lock's hashes are the check, no probe
+    opened = session.opened(plan.registry)  # refreshed once per command; raises per attack
+    if from_lock or opened.root_keys is None:
+        return
+    from ..signing.client import VerifiedSource  # tuf is loaded already: the registry is signed
+
+    assert isinstance(opened.source, VerifiedSource)
+    root = plan.package_root
+    for f in plan.files:
+        f.sha256, f.size = opened.source.expect(
+            f"{root}/{f.path}" if root else f.path, f.sha256, f.size
+        )
 
 
 def _prepare_embeddings(m: Mutation) -> None:

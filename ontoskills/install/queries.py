@@ -96,7 +96,7 @@ def outdated(session: Session) -> list[dict[str, Any]]:
         except NotFoundError:
             rows.append({**row, "status": "removed-from-registry"})
             continue
-        src = session.source(reg)
+        src = session.index_source(reg)
         raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
         manifest = parse_manifest(raw, source=entry.manifest_path, expected_id=pid)
         latest_tier = client_tier(session.snapshot(reg).index, entry, reg.trust)

@@ -58,6 +58,7 @@ class PackagePlan:
     with_embeddings: bool
     commit: str | None = None  # git registries: the commit every file is read from
     index_sha256: str | None = None
+    root_keys: tuple[str, ...] | None = None  # signed registry: its trusted root's key ids
     warnings: list[str] = field(default_factory=list)
     unresolved_deps: list[str] = field(default_factory=list)
 
@@ -68,6 +69,8 @@ class PackagePlan:
             url=self.registry.url,
             commit=self.commit,
             index_sha256=None if self.commit else self.index_sha256,
+            signed=self.root_keys is not None,
+            root_keys=self.root_keys or (),
         )
 
 
@@ -183,7 +186,7 @@ def resolve(
     reg, entry = session.find_package(package_id, registries)
     check_overlap(session.home.root, reg)
     snap = session.snapshot(reg)
-    src = session.source(reg)
+    src = session.index_source(reg)  # a signed registry verifies the manifest and listing
     raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
     manifest = parse_manifest(
         raw, source=f"{reg.name}: {entry.manifest_path}", expected_id=package_id
@@ -201,6 +204,7 @@ def resolve(
         with_embeddings=with_embeddings,
         commit=snap.commit,
         index_sha256=snap.sha256,
+        root_keys=session.opened(reg).root_keys,
     )
     if manifest.declared_tier and manifest.declared_tier != entry.trust_tier:
         # the store's quirk 3 (a package naming its own tier), not a registry's trust cap
@@ -303,4 +307,5 @@ def plan_from_lock(session: Session, pkg: LockedPackage, reg: LockedRegistry) ->
         with_embeddings=pkg.with_embeddings,
         commit=pkg.commit,
         index_sha256=reg.index_sha256,
+        root_keys=reg.root_keys if reg.signed else None,
     )

@@ -7,13 +7,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ADHOC_TRUST, Config
-from ..errors import NotFoundError, UsageError
+from ..config import ADHOC_TRUST, Config, default_registry
+from ..errors import NotFoundError, OntoskillsError, UsageError
 from ..lockfile import LockedRegistry, Lockfile
+from ..lockfile import load as load_lock
 from ..manifest import IndexEntry
 from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
 from ..registries import RegistryConfig, detect_kind, same_location, slug_for_url
+from ..signing.gate import Expectation, Opened, open_registry
 from ..sources import IndexSnapshot, Source, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
@@ -27,6 +29,9 @@ class Session:
     options: SourceOptions
     reporter: Reporter = field(default_factory=NullReporter)
     registry_override: str | None = None
+    require_signed: bool = False  # --require-signed (config.require_signed applies too)
+    _opened: dict[str, Opened] = field(default_factory=dict, repr=False)
+    _lock: Lockfile | None = field(default=None, repr=False)
     _sources: dict[tuple[str, str | None], Source] = field(default_factory=dict, repr=False)
     _snapshots: dict[tuple[str, str | None], IndexSnapshot] = field(
         default_factory=dict, repr=False
@@ -65,7 +70,8 @@ class Session:
         if configured is None or not same_location(configured.url, locked.url):
             configured = self.config.registry_at(locked.url)
         trust = configured.trust if configured is not None else ADHOC_TRUST
-        return RegistryConfig(locked.name, locked.url, locked.kind, trust)
+        root = configured.root if configured is not None else None
+        return RegistryConfig(locked.name, locked.url, locked.kind, trust, root)
 
     # sources ------------------------------------------------------------------------
     def source(self, reg: RegistryConfig, pin: str | None = None) -> Source:
@@ -74,11 +80,48 @@ class Session:
             self._sources[key] = open_source(reg, self.options, pin=pin)
         return self._sources[key]
 
+    # signed registries (signing/, docs/SECURITY.md) ----------------------------------------
+    def locked_registry(self, url: str) -> LockedRegistry | None:
+        """The lock's record of the registry at `url` (what it says about signatures)."""
+        if self._lock is None:
+            try:
+                self._lock = load_lock(self.lockfile_path)
+            except (OntoskillsError, OSError):
+                self._lock = Lockfile()  # the command itself reports a bad lock
+        return next((r for r in self._lock.registries.values() if same_location(r.url, url)), None)
+
+    def expectation(self, reg: RegistryConfig) -> Expectation:
+        locked = self.locked_registry(reg.url)
+        root = None
+        if reg.root:
+            root = Path(reg.root)
+            root = root if root.is_absolute() else self.config.path.parent / root
+        return Expectation(
+            root_file=root,
+            locked_keys=locked.root_keys if locked is not None else (),
+            locked_signed=bool(locked is not None and locked.signed),
+            require_signed=self.require_signed or self.config.require_signed,
+            builtin=same_location(reg.url, default_registry().url),
+        )
+
+    def opened(self, reg: RegistryConfig) -> Opened:
+        """The registry checked once per command: signed ones verified from their root."""
+        if reg.url not in self._opened:
+            self._opened[reg.url] = open_registry(
+                self.source(reg), self.home.state_dir / "tuf", self.expectation(reg), self.reporter
+            )
+        return self._opened[reg.url]
+
+    def index_source(self, reg: RegistryConfig) -> Source:
+        """Where the index, sparse entries and manifests are read: a signed registry's
+        source verifies each of them against its signed targets."""
+        return self.opened(reg).source
+
     def snapshot(self, reg: RegistryConfig, pin: str | None = None) -> IndexSnapshot:
         key = (reg.url, pin)
         if key not in self._snapshots:
             self.reporter.stage(f"reading index of {reg.name}")
-            src = self.source(reg, pin)
+            src = self.source(reg, pin) if pin is not None else self.index_source(reg)
             snap = open_sparse(src) or src.load_index()  # per-package files when published
             for warning in snap.index.warnings:
                 self.reporter.warn(warning)
@@ -102,6 +145,9 @@ class Session:
         raise NotFoundError(f"package {package_id} not found in registry {names}", hint=hint)
 
     def close(self) -> None:
+        for opened in self._opened.values():
+            opened.release()
+        self._opened.clear()
         for src in self._sources.values():
             src.close()
         self._sources.clear()

@@ -26,6 +26,7 @@ from ..errors import BusyError, NotFoundError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
 from ..progress import NullReporter, Reporter
+from ..registries import slug_for_url
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
 from ..sources.git import check_ref_component
@@ -54,6 +55,7 @@ class PublishOptions:
     force: bool = False
     author_name: str | None = None
     author_email: str | None = None
+    keys_dir: Path | None = None  # signed registries: where the online keys are
 
 
 @dataclass
@@ -70,6 +72,7 @@ class PublishResult:
     commit: str | None = None
     branch: str | None = None
     warnings: list[str] = field(default_factory=list)
+    signed: list[str] = field(default_factory=list)  # metadata files re-signed (TUF)
 
     def to_json(self) -> dict[str, Any]:
         """`publish --json` (the warnings are the command's: they went through the reporter)."""
@@ -86,6 +89,7 @@ class PublishResult:
             "diff": dict(self.diff),
             "commit": self.commit,
             "branch": self.branch,
+            "signed": list(self.signed),  # TUF metadata re-signed ([] for an unsigned registry)
         }
 
 
@@ -256,6 +260,11 @@ def _publish_into(
     sparse = (root / SPARSE_CONFIG).is_file()
     new_sparse = sparse_files(new_index) if sparse else {}
     prefixes = [pkg_rel, INDEX, *(["index"] if sparse else [])]
+    metadata = _sign(
+        root, pkg, pkg_rel, old_manifest_bytes, new_index, new_sparse, opts, remote_url
+    )
+    prefixes += sorted(metadata)
+    result.signed = sorted(metadata)
     write_pkg = not (resume and holds_files(root, pkg_rel, m))
     files: dict[str, gitops.TreeFile] = {}
     tree = None
@@ -268,9 +277,10 @@ def _publish_into(
                 **{f"{pkg_rel}/{rel}": b for rel, b in blobs.items()},
                 INDEX: gitops.TreeFile.of(repo, new_index),
                 **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
+                **{rel: gitops.TreeFile.of(repo, body) for rel, body in metadata.items()},
             }
             tree = gitops.build_tree(repo, prefixes, files)
-            want = expected_tree(pkg, pkg_rel, new_index, new_sparse)
+            want = expected_tree(pkg, pkg_rel, new_index, {**new_sparse, **metadata})
             gitops.verify_tree(repo, tree, prefixes, want)
         wrote = staging.swap()
     if old_index != new_index:
@@ -278,6 +288,11 @@ def _publish_into(
         wrote = True
     if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
         write_sparse_files(root, new_sparse)
+    if metadata:  # signed registry: after the files they sign, timestamp last
+        from ..signing.repo import write_files
+
+        write_files(root, metadata)
+        wrote = True
     if repo is None or author is None or tree is None:
         if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
             rules.check_version(pid, m.version, previous)
@@ -301,6 +316,49 @@ def _publish_into(
         rep.stage(f"pushing {result.branch}")
         gitops.push_branch(repo, remote_url, result.branch, result.commit)
     return result
+
+
+def _sign(
+    root: Path,
+    pkg: LocalPackage,
+    pkg_rel: str,
+    old_manifest: bytes,
+    new_index: bytes,
+    new_sparse: dict[str, bytes],
+    opts: PublishOptions,
+    remote_url: str | None,
+) -> dict[str, bytes]:
+    """A signed registry (metadata/root.json): the new targets (every package file, its
+    package.json, index.json, changed sparse files) and the re-signed bins, snapshot and
+    timestamp, committed with the files they sign. {} for an unsigned registry."""
+    from ..signing import ONLINE_ROLES, ROOT_PATH
+
+    if not (root / ROOT_PATH).is_file():
+        return {}
+    from ..signing import keys as keymod
+    from ..signing.repo import Repo
+
+    def entry(data: bytes) -> tuple[str, int]:
+        return hashlib.sha256(data).hexdigest(), len(data)
+
+    # strict checks (load_package) made every listed file carry its sha256 and size
+    upsert = {
+        f"{pkg_rel}/{f.path}": (str(f.sha256), int(f.size or 0)) for f in pkg.manifest.files or ()
+    }
+    upsert[f"{pkg_rel}/{MANIFEST}"] = entry(pkg.data)
+    upsert[INDEX] = entry(new_index)
+    for rel, body in new_sparse.items():
+        on_disk = root / rel
+        if rel == SPARSE_CONFIG or not on_disk.is_file() or on_disk.read_bytes() != body:
+            upsert[rel] = entry(body)
+    remove = {f"{pkg_rel}/{MANIFEST}"}
+    if old_manifest:
+        old = parse_manifest(old_manifest, source=f"{pkg_rel}/{MANIFEST}")
+        remove |= {f"{pkg_rel}/{f.path}" for f in old.files or ()}
+    name = Path(slug_for_url(remote_url)) if remote_url else root
+    keys_dir = keymod.resolve_keys_dir(opts.keys_dir, root, name=name.name)
+    ring = keymod.load(keys_dir, ONLINE_ROLES)
+    return Repo(root, ring).apply(upsert, remove - set(upsert))
 
 
 def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import jsonio, limits
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import parse_index
 from . import gitops
+
+if TYPE_CHECKING:
+    from ..signing.admin import KeysWritten
+    from ..signing.repo import Policy
 
 INDEX = "index.json"
 ENTRY_KEYS = ("package_id", "trust_tier", "source_kind", "manifest_path")
@@ -68,21 +73,58 @@ def index_bytes(entries: list[dict[str, Any]]) -> bytes:
     return (json.dumps({"packages": out}, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def check_new_registry_folder(path: Path) -> None:
-    """`registry init` only creates: checked first, before anything else can fail (a missing
-    git author must not hide that the folder is the wrong one)."""
+def is_existing_registry(path: Path) -> bool:
+    """A populated registry folder (`registry init --signed` signs it in place)."""
+    return path.is_dir() and (path / INDEX).is_file()
+
+
+def check_new_registry_folder(path: Path, *, signed: bool = False) -> None:
+    """`registry init` only creates (`--signed` also signs an existing registry): checked
+    first, before anything else can fail (a missing git author must not hide that the folder
+    is the wrong one)."""
+    if signed and is_existing_registry(path):
+        from ..signing import ROOT_PATH
+
+        if (path / ROOT_PATH).exists():
+            raise UsageError(
+                f"{path} is already signed ({ROOT_PATH} exists)",
+                hint="refresh it with `ontoskills registry sign`, or rotate keys with "
+                "`ontoskills registry keys rotate ROLE`",
+            )
+        return
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise UsageError(f"{path} exists and is not empty", hint="give a new or empty folder")
+        hint = "give a new or empty folder"
+        if is_existing_registry(path):
+            hint = "to sign this existing registry: `ontoskills registry init --signed PATH`"
+        raise UsageError(f"{path} exists and is not empty", hint=hint)
+
+
+@dataclass
+class SignedInit:
+    """`registry init --signed`: where the new private keys go and the TUF policy."""
+
+    keys_dir: Path
+    policy: Policy
+    written: KeysWritten | None = None  # filled in: key files and ids (never key material)
 
 
 def init_registry(
-    path: Path, *, git: bool = True, author: gitops.Author | None = None, sparse: bool = False
+    path: Path,
+    *,
+    git: bool = True,
+    author: gitops.Author | None = None,
+    sparse: bool = False,
+    signed: SignedInit | None = None,
 ) -> str | None:
     """Create an empty registry; returns the initial commit (None without git).
 
     `sparse` also writes the per-package index (`index/config.json`, docs/SCALING.md), which
-    `publish` then keeps in step, so clients fetch one small file per package."""
-    check_new_registry_folder(path)
+    `publish` then keeps in step, so clients fetch one small file per package. `signed` adds
+    TUF metadata (`metadata/`, docs/SECURITY.md) signed with new keys kept outside; on an
+    existing registry it signs what is there (`sign_existing`)."""
+    check_new_registry_folder(path, signed=signed is not None)
+    if signed is not None and is_existing_registry(path):
+        return sign_existing(path, signed, git=git, author=author)
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path / INDEX, index_bytes([]))
     name = path.resolve().name or "registry"
@@ -94,12 +136,57 @@ def init_registry(
         from ..sources.sparse import write_sparse_index
 
         write_sparse_index(path)
+    if signed is not None:
+        from ..signing.admin import create, tree_targets
+        from ..signing.repo import write_files
+
+        files, signed.written = create(path, signed.keys_dir, signed.policy, tree_targets(path))
+        write_files(path, files)
     if not git:
         return None
     repo = gitops.init_repo(path)
     return gitops.commit_paths(
         repo,
-        [INDEX, "README.md", *(["index"] if sparse else [])],
+        [INDEX, "README.md", *(["index"] if sparse else []), *(["metadata"] if signed else [])],
         "Initialize OntoSkills registry",
         author or gitops.author_for(repo),
     )
+
+
+def sign_existing(
+    path: Path, signed: SignedInit, *, git: bool, author: gitops.Author | None
+) -> str | None:
+    """An unsigned registry becomes signed: every file clients read (index, sparse index,
+    each indexed package's manifest and files, each checked against its manifest) becomes a
+    signed target, and `metadata/` alone is committed on top. A git checkout must match its
+    HEAD first: clients read the commit, so signing uncommitted bytes would sign files no
+    client is served."""
+    from ..signing.admin import create, tree_targets
+    from ..signing.repo import write_files
+
+    repo = gitops.pygit2.Repository(str(path)) if git and gitops.is_repo(path) else None
+    if repo is not None:
+        from .worktree import worktree_differences
+
+        if repo.head_is_unborn:
+            raise UsageError(f"{path} has no commit yet", hint="commit the registry first")
+        diffs = [d for d in worktree_differences(path) if d.client_read]
+        if diffs:
+            shown = ", ".join(str(d) for d in diffs[:3]) + (" ..." if len(diffs) > 3 else "")
+            raise UsageError(
+                f"{path}: the work tree differs from HEAD ({shown}): signing it would sign "
+                "bytes no client is served",
+                hint="commit or discard those changes, then run it again",
+            )
+    targets = tree_targets(path)  # before any key is written: a broken registry stays unsigned
+    files, signed.written = create(path, signed.keys_dir, signed.policy, targets)
+    if repo is None:
+        write_files(path, files)
+        return None
+    who = author or gitops.author_for(repo)
+    write_files(path, files)
+    blobs = {rel: gitops.TreeFile.of(repo, body) for rel, body in files.items()}
+    prefixes = sorted(files)
+    tree = gitops.build_tree(repo, prefixes, blobs)
+    gitops.verify_tree(repo, tree, prefixes, {r: gitops.Expected.of(b) for r, b in files.items()})
+    return gitops.commit_tree(repo, tree, prefixes, blobs, "Sign the registry (TUF)", who)

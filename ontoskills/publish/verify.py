@@ -31,6 +31,7 @@ class VerifyReport:
     modules: int = 0
     files_checked: int = 0
     findings: list[Finding] = field(default_factory=list)
+    signed: dict[str, Any] | None = None  # TUF: root version, targets, expiries (signed only)
 
     @property
     def errors(self) -> int:
@@ -59,6 +60,7 @@ class VerifyReport:
                 "warnings": self.warnings,
             },
             "findings": [f.to_json() for f in self.findings],
+            "signed": self.signed,
         }
 
 
@@ -95,9 +97,34 @@ def verify_registry(
     report.findings.extend(_unindexed(source, {e.package_root for e in snap.index}))
     rep.stage("checking the sparse index")
     report.findings.extend(sparse_findings(source, snap.sha256))
+    _signed_findings(source, report, rep)
     if local is not None:
         report.findings.extend(local_findings(local, snap.commit))
     return report
+
+
+def _signed_findings(source: Source, report: VerifyReport, rep: Reporter) -> None:
+    """A signed registry (metadata/root.json): signatures, thresholds, root chain, expiries,
+    and every served file against its signed target (signing/check.py)."""
+    from ..signing import MAX_ROOT_BYTES, ROOT_PATH
+
+    try:
+        present = source.probe(ROOT_PATH, max_bytes=MAX_ROOT_BYTES) is not None
+    except OntoskillsError as exc:
+        report.findings.append(Finding("error", "metadata-invalid", exc.message))
+        return
+    if not present:
+        return
+    from ..signing.check import check_registry
+
+    rep.stage("checking signatures")
+    result = check_registry(source)
+    report.findings.extend(Finding(p.level, p.code, p.message) for p in result.problems)
+    report.signed = {
+        "root_version": result.root_version,
+        "targets": result.targets,
+        "expires": result.expires,
+    }
 
 
 def _check_entry(

@@ -21,7 +21,7 @@ import pygit2
 
 # Paths a client reads (index, sparse index, packages); a difference elsewhere (a README) is
 # reported as a warning only.
-CLIENT_PREFIXES = ("index.json", "index", "packages")
+CLIENT_PREFIXES = ("index.json", "index", "packages", "metadata")  # metadata: TUF
 _LEFTOVER = re.compile(r"^\.[^/]+\.(publish|old)-\d+$")
 _INDEX_TMP = re.compile(r"^\.index\.json\..*\.tmp$")
 _MODE_LINK = int(pygit2.enums.FileMode.LINK)

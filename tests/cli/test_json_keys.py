@@ -41,7 +41,7 @@ REPORT = {
     "recovered": [None],
     **WARNINGS,
 }
-REGISTRY = {"name": None, "url": None, "kind": None, "trust": None}
+REGISTRY = {"name": None, "url": None, "kind": None, "trust": None, "root": None}
 DRIFT = {"modified": [None], "missing": [None], "extra": [None], "mode": [None], "clean": None}
 ERROR = {"error": {"message": None, "hint": None, "exit_code": None}, **WARNINGS}
 SEARCH_RESULT = {
@@ -148,6 +148,9 @@ def world(tmp_path: Path) -> dict[str, Path]:
         "proj": tmp_path / "proj",
         "newreg": tmp_path / "newreg",
         "gitreg": tmp_path / "gitreg",
+        "sreg": tmp_path / "sreg",
+        "keys": tmp_path / "keys",
+        "sbom": tmp_path / "sbom.json",
     }
 
 
@@ -169,7 +172,8 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         seen.add(" ".join(args[:2]) if args[0] in ("registry", "cache") else args[0])
         return doc
 
-    check({"registry": REGISTRY, **WARNINGS}, "registry", "add", "reg", reg)
+    added = {"registry": REGISTRY, "root_fingerprints": [None], **WARNINGS}
+    check(added, "registry", "add", "reg", reg)
     check({"registries": [{**REGISTRY, "default": None}], **WARNINGS}, "registry", "list")
     check(REPORT, "install", "acme/devtools", "--model", model)
     # A package claiming a higher tier than its index: the warning is in the document.
@@ -291,7 +295,15 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         **WARNINGS,
     }
     check(pack, "pack", str(world["pkg"]))
-    init = {"command": None, "path": None, "commit": None, **WARNINGS}
+    init = {
+        "command": None,
+        "path": None,
+        "existing": None,
+        "commit": None,
+        "keys_dir": None,
+        "keyids": {"*": [None]},
+        **WARNINGS,
+    }
     check(init, "registry", "init", str(world["newreg"]), "--no-git")
     publish = {
         "command": None,
@@ -306,6 +318,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "diff": {"*": None},
         "commit": None,
         "branch": None,
+        "signed": [None],
         **WARNINGS,
     }
     check(publish, "publish", str(world["pkg"]), "--registry", str(world["newreg"]), "--dry-run")
@@ -324,10 +337,12 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
             "warnings": None,
         },
         "findings": [{"level": None, "code": None, "package": None, "message": None}],
+        "signed": None,
         **WARNINGS,
     }
     check(verify, "registry", "verify", str(world["newreg"]))
     check(verify, "registry", "verify", reg, code=4)  # 8-dimensional sample intents
+    check_signed(run, check, world)
     export = {
         "command": None,
         "output_dir": None,
@@ -354,8 +369,80 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "registry add", "registry list", "registry remove", "registry init", "registry verify",
         "install", "list", "info", "outdated", "doctor", "disable", "enable", "update", "ci",
         "export-embeddings", "search", "show", "remove", "cache dir", "cache clean",
-        "mcp-config", "pack", "publish",
+        "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock",
     } <= seen, seen  # fmt: skip
+
+
+def check_signed(run: CliRunner, check: Any, world: dict[str, Path]) -> None:
+    """The signed-registry verbs (issue 17): init --signed, publish, verify, sign, keys, add
+    --root, and the lock's SBOM export."""
+    sreg, keys = str(world["sreg"]), str(world["keys"])
+    init = {
+        "command": None,
+        "path": None,
+        "existing": None,
+        "commit": None,
+        "keys_dir": None,
+        "keyids": {"*": [None]},
+        **WARNINGS,
+    }
+    doc = check(init, "registry", "init", "--signed", sreg, "--no-git", "--keys", keys)
+    assert doc["keys_dir"] == keys and set(doc["keyids"]) >= {"root", "timestamp"}, doc
+    published = check(
+        {"command": None, "package_id": None, "version": None, "registry": None, "target": None,
+         "trust_tier": None, "previous_version": None, "dry_run": None, "files": [FILE],
+         "diff": {"*": None}, "commit": None, "branch": None, "signed": [None], **WARNINGS},
+        "publish", str(world["pkg"]), "--registry", sreg, "--keys", keys,
+    )  # fmt: skip
+    assert "metadata/timestamp.json" in published["signed"], published
+    verify = {
+        "command": None,
+        "registry": None,
+        "commit": None,
+        "ok": None,
+        "summary": {
+            "packages": None,
+            "skills": None,
+            "modules": None,
+            "files_checked": None,
+            "errors": None,
+            "warnings": None,
+        },
+        "findings": [{"level": None, "code": None, "package": None, "message": None}],
+        "signed": {"root_version": None, "targets": None, "expires": {"*": None}},
+        **WARNINGS,
+    }
+    check(verify, "registry", "verify", sreg)
+    signed = {"command": None, "path": None, "signed": [None], "commit": None}
+    check({**signed, "expires": {"*": None}, **WARNINGS}, "registry", "sign", "--timestamp",
+          sreg, "--keys", keys)  # fmt: skip
+    role = {"role": None, "keyids": [None], "threshold": None}
+    keys_list = {"command": None, "root_version": None, "roles": [role], **WARNINGS}
+    check(keys_list, "registry", "keys", "list", sreg)
+    rotated = {
+        **signed,
+        "role": None,
+        "keyids": [None],
+        "retired": [None],
+        "retired_files": None,
+        "retired_dir": None,
+        **WARNINGS,
+    }
+    check(rotated, "registry", "keys", "rotate", "timestamp", sreg, "--keys", keys)
+    doc = check(
+        {"registry": REGISTRY, "root_fingerprints": [None], **WARNINGS},
+        "registry", "add", "corp", sreg, "--trust-on-first-use",
+    )  # fmt: skip
+    assert doc["registry"]["root"] and doc["root_fingerprints"], doc
+    check(REPORT, "install", "acme/notes")
+    export = {"command": None, "format": None, "output": None, "packages": None, "sbom": None}
+    check({**export, **WARNINGS}, "lock", "export", "--output", str(world["sbom"]))
+    # Without --output the SBOM itself is inside the document (its schema is CycloneDX's,
+    # validated in tests/signing/test_sbom.py): our keys around it are pinned here.
+    doc = json_of(run, "lock", "export")
+    sbom = doc.pop("sbom")
+    assert sbom["bomFormat"] == "CycloneDX" and doc["output"] is None, sbom
+    assert_shape(doc, {k: v for k, v in {**export, **WARNINGS}.items() if k != "sbom"})
 
 
 def test_no_payload_is_copied_from_fields() -> None:

@@ -1,0 +1,156 @@
+"""The lock as a CycloneDX SBOM (`ontoskills lock export --format cyclonedx`).
+
+One component per locked package (group = author, name, version, a `pkg:generic` purl naming
+its registry), each with one `file` sub-component per installed file and its SHA-256; the
+registry, commit, trust tier, integrity digest and (signed registries) root key ids as
+`ontoskills:*` properties; the embedding model as a machine-learning-model component. The
+serial number is derived from the lock's bytes, so the same lock gives the same document
+except for its timestamp. cyclonedx-python-lib builds it and validates it against the
+bundled CycloneDX 1.6 JSON schema before it is written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from cyclonedx.model import (
+    ExternalReference,
+    ExternalReferenceType,
+    HashAlgorithm,
+    HashType,
+    Property,
+    XsUri,
+)
+from cyclonedx.model.bom import Bom, BomMetaData
+from cyclonedx.model.component import Component, ComponentType
+from cyclonedx.model.dependency import Dependency
+from cyclonedx.model.tool import Tool
+from cyclonedx.output.json import JsonV1Dot6
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+from packageurl import PackageURL
+
+from . import __version__
+from .errors import FormatError
+from .lockfile import (
+    LockedFile,
+    LockedPackage,
+    LockedRegistry,
+    Lockfile,
+    is_local_url,
+    read_lock_bytes,
+)
+
+
+def _files(owner: str, files: list[LockedFile]) -> list[Component]:
+    return [
+        Component(
+            type=ComponentType.FILE,
+            name=f.path,
+            bom_ref=f"{owner}#{f.path}",
+            hashes=[HashType(alg=HashAlgorithm.SHA_256, content=f.sha256)],
+            properties=[
+                Property(name="ontoskills:size", value=str(f.size)),
+                *([Property(name="ontoskills:executable", value="true")] if f.executable else []),
+            ],
+        )
+        for f in sorted(files, key=lambda f: f.path)
+    ]
+
+
+def _registry_refs(reg: LockedRegistry | None) -> list[ExternalReference]:
+    if reg is None or is_local_url(reg.url):
+        return []  # a local path is not a URI another machine could follow
+    kind = ExternalReferenceType.VCS if reg.kind == "git" else ExternalReferenceType.DISTRIBUTION
+    return [ExternalReference(type=kind, url=XsUri(reg.url))]
+
+
+def _package(pkg: LockedPackage, reg: LockedRegistry | None) -> Component:
+    author, name = pkg.id.split("/", 1)
+    qualifiers = {"registry": pkg.registry}
+    if reg is not None and not is_local_url(reg.url):
+        qualifiers["repository_url"] = reg.url
+    props = {
+        "ontoskills:registry": pkg.registry,
+        "ontoskills:trust_tier": pkg.trust_tier,
+        "ontoskills:integrity": pkg.integrity,
+        "ontoskills:root": pkg.root,
+        "ontoskills:with_embeddings": str(pkg.with_embeddings).lower(),
+    }
+    commit = pkg.commit or (reg.commit if reg else None)
+    if commit:
+        props["ontoskills:commit"] = commit
+    if reg is not None and reg.index_sha256:
+        props["ontoskills:index_sha256"] = reg.index_sha256
+    if reg is not None and reg.signed:
+        props["ontoskills:signed"] = "true"
+        props["ontoskills:root_keys"] = " ".join(reg.root_keys)
+    for skill, enabled in sorted(pkg.skills.items()):
+        props[f"ontoskills:skill:{skill}"] = "enabled" if enabled else "disabled"
+    return Component(
+        type=ComponentType.LIBRARY,
+        name=name,
+        group=author,
+        version=pkg.version or "0",
+        bom_ref=pkg.id,
+        purl=PackageURL("generic", author, name, pkg.version or None, qualifiers),
+        external_references=_registry_refs(reg),
+        properties=[Property(name=k, value=v) for k, v in props.items()],
+        components=_files(pkg.id, pkg.files),
+    )
+
+
+def build(lock: Lockfile, lock_bytes: bytes, subject: str) -> Bom:
+    root = Component(type=ComponentType.APPLICATION, name=subject, bom_ref="ontoskills-home")
+    meta = BomMetaData(component=root)
+    meta.tools.tools.add(Tool(vendor="ontoskills", name="ontoskills", version=__version__))
+    components = [
+        _package(p, lock.registries.get(p.registry)) for _, p in sorted(lock.packages.items())
+    ]
+    if lock.embeddings is not None:
+        m = lock.embeddings
+        components.append(
+            Component(
+                type=ComponentType.MACHINE_LEARNING_MODEL,
+                name=m.model,
+                version=m.revision,
+                bom_ref="embeddings",
+                properties=[
+                    Property(name="ontoskills:dimension", value=str(m.dimension)),
+                    Property(name="ontoskills:source", value=m.source),
+                ],
+                components=_files("embeddings", m.files),
+            )
+        )
+    bom = Bom(
+        components=components,
+        metadata=meta,
+        serial_number=uuid.uuid5(uuid.NAMESPACE_URL, "ontoskills-lock:" + _sha(lock_bytes)),
+    )
+    bom.dependencies.add(
+        Dependency(ref=root.bom_ref, dependencies=[Dependency(ref=c.bom_ref) for c in components])
+    )
+    for c in components:
+        bom.dependencies.add(Dependency(ref=c.bom_ref))
+    return bom
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def to_json(bom: Bom) -> str:
+    """Serialized and validated against the CycloneDX 1.6 schema (bundled: offline)."""
+    text = JsonV1Dot6(bom).output_as_string(indent=2)
+    error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+    if error is not None:  # our bug, not the user's: the document must never be invalid
+        raise FormatError(f"the CycloneDX document does not validate: {error}")
+    return text + "\n"
+
+
+def export(lock: Lockfile, lock_path: Path) -> str:
+    data = read_lock_bytes(lock_path) or b""
+    return to_json(build(lock, data, subject=f"ontoskills lock {lock_path.name}"))
