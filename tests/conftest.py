@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -9,6 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.domain import Domain
+
+# A suite started in the background by a non-interactive shell (`sh -c '... &'`, nohup)
+# inherits SIGINT ignored, and every `ontoskills` child it starts would too (an ignored
+# signal stays ignored across exec): the Ctrl-C tests would then measure the shell, not us.
+# A Python handler here is reset to the default in each child, so children see Ctrl-C.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONTOSKILLS_SHARED", REPO.parent / "shared"))
