@@ -38,7 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pack",
     "publish",
 )
-# verb -> the module registering it (tests/cli/test_lazy_cli.py holds this to `register`).
+# verb -> the module registering it (tests/cli/test_imports.py holds this to `register`).
 VERBS: dict[str, str] = {
     "install": "install",
     "ci": "ci",
