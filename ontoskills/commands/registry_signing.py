@@ -50,11 +50,7 @@ def _commit(
     write_files(path, files)
     if repo is None or author is None:
         return None
-    blobs = {rel: gitops.TreeFile.of(repo, body) for rel, body in files.items()}
-    prefixes = sorted(files)
-    tree = gitops.build_tree(repo, prefixes, blobs)
-    gitops.verify_tree(repo, tree, prefixes, {r: gitops.Expected.of(b) for r, b in files.items()})
-    return gitops.commit_tree(repo, tree, prefixes, blobs, message, author)
+    return gitops.commit_bytes(repo, files, message, author)
 
 
 def _doc(

@@ -88,6 +88,18 @@ def commit_paths(
     return commit_tree(repo, tree, pathspecs, files, message, author)
 
 
+def commit_bytes(
+    repo: pygit2.Repository, files: dict[str, bytes], message: str, author: Author
+) -> str:
+    """Commit exactly `files` (path -> the bytes we wrote) on HEAD: blobs from those bytes,
+    the tree read back against them before HEAD moves (signed metadata, registry init)."""
+    blobs = {rel: TreeFile.of(repo, body) for rel, body in files.items()}
+    prefixes = sorted(files)
+    tree = build_tree(repo, prefixes, blobs)
+    verify_tree(repo, tree, prefixes, {r: Expected.of(b) for r, b in files.items()})
+    return commit_tree(repo, tree, prefixes, blobs, message, author)
+
+
 @dataclass(frozen=True)
 class TreeFile:
     """One blob to commit: its id (written from bytes we hashed) and its mode."""

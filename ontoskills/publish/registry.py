@@ -185,8 +185,4 @@ def sign_existing(
         return None
     who = author or gitops.author_for(repo)
     write_files(path, files)
-    blobs = {rel: gitops.TreeFile.of(repo, body) for rel, body in files.items()}
-    prefixes = sorted(files)
-    tree = gitops.build_tree(repo, prefixes, blobs)
-    gitops.verify_tree(repo, tree, prefixes, {r: gitops.Expected.of(b) for r, b in files.items()})
-    return gitops.commit_tree(repo, tree, prefixes, blobs, "Sign the registry (TUF)", who)
+    return gitops.commit_bytes(repo, files, "Sign the registry (TUF)", who)
