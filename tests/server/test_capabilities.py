@@ -3,9 +3,8 @@ over the real SkillService on a home installed by the real CLI."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -13,14 +12,10 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from ontoskills.config import load_config
-from ontoskills.paths import Home
-from ontoskills.search.service import SkillService
-from ontoskills.server.app import ServeOptions, ServiceHolder, build_server
+from ontoskills.server.app import ServeOptions
 from tests.conftest import CliRunner
+from tests.server.test_inprocess import ERAS, drive
 
-T = TypeVar("T")
-ERAS = ("legacy", "auto")
 PROMPT = types.PromptReference(type="ref/prompt", name="ontoskill")
 SKILL_MD = types.ResourceTemplateReference(
     type="ref/resource", uri="skill://{author}/{package}/{skill}/SKILL.md"
@@ -28,30 +23,6 @@ SKILL_MD = types.ResourceTemplateReference(
 FILE = types.ResourceTemplateReference(
     type="ref/resource", uri="skill://{author}/{package}/{skill}/{+path}"
 )
-
-
-def drive(
-    home: Path,
-    mode: str,
-    fn: Callable[[Client], Awaitable[T]],
-    options: ServeOptions | None = None,
-    **client: Any,
-) -> T:
-    def factory() -> SkillService:
-        h = Home(home)
-        return SkillService(h, h.default_lockfile, load_config(h.config_file))
-
-    async def main() -> T:
-        holder = ServiceHolder(factory)
-        server = build_server(holder, options or ServeOptions())
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(holder.build)
-            async with Client(server, mode=mode, **client) as c:  # type: ignore[arg-type]
-                result = await fn(c)
-            tg.cancel_scope.cancel()
-        return result
-
-    return anyio.run(main)
 
 
 def text(result: types.GetPromptResult) -> str:

@@ -31,8 +31,15 @@ ERAS = ("legacy", "auto")  # legacy = initialize handshake (2025-11-25); auto ->
 
 
 def drive(
-    home: Path, mode: str, fn: Callable[[Client], Awaitable[T]], options: ServeOptions | None = None
+    home: Path,
+    mode: str,
+    fn: Callable[[Client], Awaitable[T]],
+    options: ServeOptions | None = None,
+    **client: Any,
 ) -> T:
+    """Serve `home` in-process and run `fn` with an SDK client of era `mode` (`client`: more
+    Client arguments, e.g. a logging callback)."""
+
     def factory() -> SkillService:
         h = Home(home)
         return SkillService(h, h.default_lockfile, load_config(h.config_file))
@@ -42,8 +49,8 @@ def drive(
         server = build_server(holder, options or ServeOptions())
         async with anyio.create_task_group() as tg:
             tg.start_soon(holder.build)
-            async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
-                result = await fn(client)
+            async with Client(server, mode=mode, **client) as c:  # type: ignore[arg-type]
+                result = await fn(c)
             tg.cancel_scope.cancel()
         return result
 
