@@ -76,6 +76,38 @@ CONTEXT = {
     "notes": [None],
 }
 FILE = {"path": None, "sha256": None, "size": None, "executable": None}
+PUBLISH = {
+    "command": None,
+    "package_id": None,
+    "version": None,
+    "registry": None,
+    "target": None,
+    "trust_tier": None,
+    "previous_version": None,
+    "dry_run": None,
+    "files": [FILE],
+    "diff": {"*": None},
+    "commit": None,
+    "branch": None,
+    "signed": [None],
+    **WARNINGS,
+}
+VERIFY = {  # `signed`: null for an unsigned registry, the metadata summary for a signed one
+    "command": None,
+    "registry": None,
+    "commit": None,
+    "ok": None,
+    "summary": {
+        "packages": None,
+        "skills": None,
+        "modules": None,
+        "files_checked": None,
+        "errors": None,
+        "warnings": None,
+    },
+    "findings": [{"level": None, "code": None, "package": None, "message": None}],
+    **WARNINGS,
+}
 
 
 EMPTY = "(empty list)"  # the element shape of [] : matches anything
@@ -305,41 +337,9 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         **WARNINGS,
     }
     check(init, "registry", "init", str(world["newreg"]), "--no-git")
-    publish = {
-        "command": None,
-        "package_id": None,
-        "version": None,
-        "registry": None,
-        "target": None,
-        "trust_tier": None,
-        "previous_version": None,
-        "dry_run": None,
-        "files": [FILE],
-        "diff": {"*": None},
-        "commit": None,
-        "branch": None,
-        "signed": [None],
-        **WARNINGS,
-    }
-    check(publish, "publish", str(world["pkg"]), "--registry", str(world["newreg"]), "--dry-run")
-    check(publish, "publish", str(world["pkg"]), "--registry", str(world["newreg"]))
-    verify = {
-        "command": None,
-        "registry": None,
-        "commit": None,
-        "ok": None,
-        "summary": {
-            "packages": None,
-            "skills": None,
-            "modules": None,
-            "files_checked": None,
-            "errors": None,
-            "warnings": None,
-        },
-        "findings": [{"level": None, "code": None, "package": None, "message": None}],
-        "signed": None,
-        **WARNINGS,
-    }
+    check(PUBLISH, "publish", str(world["pkg"]), "--registry", str(world["newreg"]), "--dry-run")
+    check(PUBLISH, "publish", str(world["pkg"]), "--registry", str(world["newreg"]))
+    verify = {**VERIFY, "signed": None}
     check(verify, "registry", "verify", str(world["newreg"]))
     check(verify, "registry", "verify", reg, code=4)  # 8-dimensional sample intents
     check_signed(run, check, world)
@@ -388,30 +388,9 @@ def check_signed(run: CliRunner, check: Any, world: dict[str, Path]) -> None:
     }
     doc = check(init, "registry", "init", "--signed", sreg, "--no-git", "--keys", keys)
     assert doc["keys_dir"] == keys and set(doc["keyids"]) >= {"root", "timestamp"}, doc
-    published = check(
-        {"command": None, "package_id": None, "version": None, "registry": None, "target": None,
-         "trust_tier": None, "previous_version": None, "dry_run": None, "files": [FILE],
-         "diff": {"*": None}, "commit": None, "branch": None, "signed": [None], **WARNINGS},
-        "publish", str(world["pkg"]), "--registry", sreg, "--keys", keys,
-    )  # fmt: skip
+    published = check(PUBLISH, "publish", str(world["pkg"]), "--registry", sreg, "--keys", keys)
     assert "metadata/timestamp.json" in published["signed"], published
-    verify = {
-        "command": None,
-        "registry": None,
-        "commit": None,
-        "ok": None,
-        "summary": {
-            "packages": None,
-            "skills": None,
-            "modules": None,
-            "files_checked": None,
-            "errors": None,
-            "warnings": None,
-        },
-        "findings": [{"level": None, "code": None, "package": None, "message": None}],
-        "signed": {"root_version": None, "targets": None, "expires": {"*": None}},
-        **WARNINGS,
-    }
+    verify = {**VERIFY, "signed": {"root_version": None, "targets": None, "expires": {"*": None}}}
     check(verify, "registry", "verify", sreg)
     signed = {"command": None, "path": None, "signed": [None], "commit": None}
     check({**signed, "expires": {"*": None}, **WARNINGS}, "registry", "sign", "--timestamp",
