@@ -12,7 +12,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import httpx
@@ -20,6 +22,25 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent.parent
 LISTENING = re.compile(r"listening on (http://\S+)")
 MODERN = "2026-07-28"
+HANDSHAKE_ERA = "2025-11-25"
+# What a Streamable HTTP client sends with every POST (the spec: both media types accepted).
+POST_HEADERS: Mapping[str, str] = MappingProxyType(  # read-only: tests copy it to add headers
+    {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+)
+
+
+def initialize(request_id: int = 1, client: str = "raw-test") -> dict[str, Any]:
+    """A handshake-era `initialize` request."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": HANDSHAKE_ERA,
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    }
 
 
 class HttpServer:
@@ -107,13 +128,9 @@ class RawSession:
         self, client: httpx.AsyncClient, url: str, headers: dict[str, str] | None = None
     ) -> None:
         self.client, self.url = client, url
-        self.headers = {
-            "content-type": "application/json",
-            "accept": "application/json, text/event-stream",
-            **(headers or {}),
-        }
+        self.headers = {**POST_HEADERS, **(headers or {})}
         self.session_id: str | None = None
-        self.version = "2025-11-25"
+        self.version = HANDSHAKE_ERA
         self._id = 0
 
     async def post(self, message: dict[str, Any]) -> httpx.Response:
@@ -135,15 +152,8 @@ class RawSession:
         return replies[0]
 
     async def open(self) -> dict[str, Any]:
-        init = {
-            "protocolVersion": self.version,
-            "capabilities": {},
-            "clientInfo": {"name": "raw-test", "version": "1"},
-        }
         self._id += 1
-        resp = await self.post(
-            {"jsonrpc": "2.0", "id": self._id, "method": "initialize", "params": init}
-        )
+        resp = await self.post(initialize(self._id))
         resp.raise_for_status()
         self.session_id = resp.headers["mcp-session-id"]
         (reply,) = sse_messages(resp.text)

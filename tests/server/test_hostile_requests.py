@@ -17,7 +17,13 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from ontoskills.server.http import MAX_BODY
-from tests.helpers.httpserve import HttpServer, RawSession, sse_messages
+from tests.helpers.httpserve import (
+    HANDSHAKE_ERA,
+    POST_HEADERS,
+    HttpServer,
+    RawSession,
+    sse_messages,
+)
 from tests.helpers.skillhost import sdk_request
 from tests.server.test_inprocess import drive
 
@@ -72,18 +78,15 @@ def test_uris_cannot_leave_a_skill(installed: Path) -> None:
         assert lock_head not in json.dumps(result.error.model_dump()), (uri, method)
 
 
-HEAD = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-
-
 def test_huge_and_malformed_http_requests(installed: Path, serve_env: dict[str, str]) -> None:
     async def body(url: str) -> None:
         async with httpx.AsyncClient(timeout=60) as client:
             raw = RawSession(client, url)
             await raw.open()
             head = {
-                **HEAD,
+                **POST_HEADERS,
                 "mcp-session-id": raw.session_id or "",
-                "mcp-protocol-version": "2025-11-25",
+                "mcp-protocol-version": HANDSHAKE_ERA,
             }
             too_big = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"' + b"a" * MAX_BODY
             resp = await client.post(url, content=too_big, headers=head)
@@ -150,7 +153,7 @@ def test_a_declared_huge_body_is_refused_before_it_is_sent(
         assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
         with httpx.Client(timeout=30) as client:
             resp = client.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
-                               headers=HEAD)  # fmt: skip
+                               headers=POST_HEADERS)  # fmt: skip
             assert resp.status_code in (200, 400)  # served (no session: the SDK's answer)
             assert sse_messages(resp.text) or resp.text
         assert server.stop() == 0

@@ -18,7 +18,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import CliRunner
-from tests.helpers.httpserve import HttpServer, RawSession, sse_messages, wait_gone
+from tests.helpers.httpserve import (
+    HANDSHAKE_ERA,
+    POST_HEADERS,
+    HttpServer,
+    RawSession,
+    initialize,
+    sse_messages,
+    wait_gone,
+)
 from tests.helpers.registry import build_registry
 from tests.helpers.richskill import rich_package, sample_rich
 from tests.helpers.skillhost import sdk_request, walk_all
@@ -51,17 +59,8 @@ def test_sdk_client_in_both_eras_over_http(
 
 
 def test_dns_rebinding_and_origin_are_refused(installed: Path, serve_env: dict[str, str]) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "x", "version": "1"},
-        },
-    }
-    head = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    init = initialize(client="x")
+    head = dict(POST_HEADERS)
     with HttpServer(serve_env) as server:
         port = server.url.split(":")[2].split("/")[0]
         for extra, status in (
@@ -111,7 +110,7 @@ def test_token_on_a_non_loopback_bind(
     flags = ["--verbose"] if verbose else []
     with HttpServer(env, "--host", "0.0.0.0", *flags) as server:
         url = server.url.replace("0.0.0.0", "127.0.0.1")
-        head = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        head = dict(POST_HEADERS)
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         for auth in (
             None,
@@ -189,20 +188,11 @@ def test_sigterm_mid_request_finishes_it_and_exits_0(
     big_home: Path, serve_env: dict[str, str]
 ) -> None:
     with HttpServer(serve_env) as server:
-        head = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "x", "version": "1"},
-            },
-        }
+        head = dict(POST_HEADERS)
+        init = initialize(client="x")
         first = httpx.post(server.url, json=init, headers=head)
         sid = first.headers["mcp-session-id"]
-        head |= {"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        head |= {"mcp-session-id": sid, "mcp-protocol-version": HANDSHAKE_ERA}
         httpx.post(
             server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=head
         )
