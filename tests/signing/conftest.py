@@ -158,7 +158,14 @@ def client(
     """A client that trusts the registry's root v1 and installed acme/tools from it."""
     root_file = tmp_path / "trusted-root.json"
     shutil.copyfile(signed.root / "metadata" / "root.json", root_file)
-    c = Client(cli, Path(env["ONTOSKILLS_HOME"]), kind, served, root_file)
+    return installed_client(cli, env, kind, served, root_file)
+
+
+def installed_client(
+    cli: CliRunner, env: dict[str, str], kind: str, url: str, root_file: Path
+) -> Client:
+    """A client that added the registry at `url` trusting `root_file`, and installed acme/tools."""
+    c = Client(cli, Path(env["ONTOSKILLS_HOME"]), kind, url, root_file)
     c.add()
     c.cli("install", "acme/tools", check=True)
     return c

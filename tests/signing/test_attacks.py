@@ -19,7 +19,7 @@ from ontoskills.signing import keys as keymod
 from ontoskills.signing.repo import meta_of
 from tests.conftest import CliRunner
 from tests.helpers.faults import Fault, FaultServer
-from tests.signing.conftest import Client, Signed, past
+from tests.signing.conftest import Client, Signed, installed_client, past
 
 EXTRA = "packages/acme/extra"
 
@@ -152,11 +152,7 @@ def test_endless_metadata_stream_over_http(
 ) -> None:
     """A timestamp.json that never ends (HTTP only: a file on disk or in git has a size)."""
     with FaultServer(signed.root) as srv:
-        client = Client(
-            cli, Path(env["ONTOSKILLS_HOME"]), "http", srv.url, signed.root / "metadata/1.root.json"
-        )
-        client.add()
-        client.cli("install", "acme/tools", check=True)
+        client = installed_client(cli, env, "http", srv.url, signed.root / "metadata/1.root.json")
         signed.publish("acme/extra")
         srv.fail(r"timestamp\.json$", Fault("flood", size=64 * 1024 * 1024), times=None)
         refused(client, EXIT_SIGNATURE, "larger than", "endless")

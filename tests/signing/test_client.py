@@ -12,7 +12,7 @@ from ontoskills.signing.repo import Policy
 from tests.conftest import CliRunner
 from tests.helpers.faults import FaultServer
 from tests.publish.conftest import AUTHOR
-from tests.signing.conftest import Client, Signed
+from tests.signing.conftest import Client, Signed, installed_client
 from tests.signing.test_attacks import refused
 
 
@@ -30,11 +30,7 @@ def test_sparse_entries_are_signed_and_checked(
 ) -> None:
     reg = _sparse_signed(tmp_path)
     with FaultServer(reg.root) as srv:
-        client = Client(
-            cli, Path(env["ONTOSKILLS_HOME"]), "http", srv.url, reg.root / "metadata/1.root.json"
-        )
-        client.add()
-        client.cli("install", "acme/tools", check=True)
+        client = installed_client(cli, env, "http", srv.url, reg.root / "metadata/1.root.json")
         assert any(s.path.endswith("index/acme/tools.json") for s in srv.requests)
         entry = reg.root / "index/acme/extra.json"
         doc = json.loads(entry.read_text())
@@ -47,11 +43,7 @@ def test_offline_install_from_the_cache(
     cli: CliRunner, env: dict[str, str], tmp_path: Path, signed: Signed
 ) -> None:
     with FaultServer(signed.root) as srv:
-        client = Client(
-            cli, Path(env["ONTOSKILLS_HOME"]), "http", srv.url, signed.root / "metadata/1.root.json"
-        )
-        client.add()
-        client.cli("install", "acme/tools", check=True)
+        client = installed_client(cli, env, "http", srv.url, signed.root / "metadata/1.root.json")
     # the server is gone: the cached metadata (still fresh) and blobs are enough
     client.cli("--offline", "ci", check=True)
     client.cli("--offline", "install", "acme/tools", check=True)

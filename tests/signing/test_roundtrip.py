@@ -22,7 +22,7 @@ from ontoskills.signing.repo import Policy
 from ontoskills.sources import SourceOptions, open_source
 from tests.conftest import CliRunner
 from tests.helpers.registry import build_registry, sample_packages
-from tests.signing.conftest import Client, Signed, make_signed
+from tests.signing.conftest import Client, Signed, installed_client, make_signed
 from tests.signing.test_attacks import refused
 
 GIT = {"GIT_AUTHOR_NAME": "Maintainer", "GIT_AUTHOR_EMAIL": "m@example.invalid"}
@@ -262,10 +262,7 @@ def _root_threshold(n: int) -> Policy:
 def _client(cli: CliRunner, env: dict[str, str], signed: Signed, tmp_path: Path) -> Client:
     root_file = tmp_path / "trusted-root.json"
     shutil.copyfile(signed.root / "metadata/root.json", root_file)
-    client = Client(cli, Path(env["ONTOSKILLS_HOME"]), "git", str(signed.root), root_file)
-    client.add()
-    client.cli("install", "acme/tools", check=True)
-    return client
+    return installed_client(cli, env, "git", str(signed.root), root_file)
 
 
 def test_ci_refuses_a_registry_replaced_with_a_new_root(
