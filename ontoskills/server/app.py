@@ -346,7 +346,7 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         # The schema, then every served skill's SKILL.md (a host can offer them to pick).
-        start = _cursor(params.cursor if params else None)
+        start = prompts.offset_cursor(params.cursor if params else None)
         listed = [SCHEMA_RESOURCE, *await _call_or_error(holder, skills.skill_resources)]
         page = listed[start : start + RESOURCES_PAGE]
         more = start + RESOURCES_PAGE < len(listed)
@@ -413,16 +413,6 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, notices.set_level)
     skills_ext.install(server, lambda fn, *args: _call_or_error(holder, fn, *args), skills)
     return server
-
-
-def _cursor(cursor: str | None) -> int:
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        start = -1
-    if start < 0:
-        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
-    return start
 
 
 async def _call_or_error(holder: ServiceHolder, fn: Callable[..., T], *args: Any) -> T:

@@ -83,12 +83,7 @@ def list_prompts(
             types.Prompt(name=p.name, title=p.key, description=p.description)
             for p in skill_prompts(service, options.min_trust)
         ]
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        start = -1
-    if start < 0:
-        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
+    start = offset_cursor(cursor)
     page = prompts[start : start + PROMPTS_PAGE]
     more = start + PROMPTS_PAGE < len(prompts)
     return types.ListPromptsResult(
@@ -204,3 +199,15 @@ def _complete_uri(
             files = fs.served(found[0]).files
             return sorted(f.path for f in files if f.path.startswith(value))
     return []
+
+
+def offset_cursor(cursor: str | None) -> int:
+    """The start offset an offset-paged list's cursor names (prompts/list, resources/list);
+    anything but a non-negative integer is the protocol's invalid-params error."""
+    try:
+        start = int(cursor) if cursor else 0
+    except ValueError:
+        start = -1
+    if start < 0:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
+    return start

@@ -149,3 +149,20 @@ def test_capabilities_are_declared(installed: Path) -> None:
     caps = drive(installed, "legacy", body)
     assert caps.prompts is not None and caps.completions is not None
     assert caps.logging is not None and caps.resources is not None
+
+
+def test_a_bad_list_cursor_is_invalid_params(installed: Path) -> None:
+    """prompts/list and resources/list page by offset: a cursor that is not a non-negative
+    integer is the protocol's invalid-params error, never a crash or a silent first page."""
+
+    async def body(client: Client) -> list[int]:
+        codes = []
+        for listing in (client.list_prompts, client.list_resources):
+            for cursor in ("x", "-1"):
+                with pytest.raises(MCPError) as err:
+                    await listing(cursor=cursor)
+                codes.append(err.value.error.code)
+            await listing(cursor="0")  # the first page, as with no cursor
+        return codes
+
+    assert drive(installed, "legacy", body) == [types.INVALID_PARAMS] * 4
