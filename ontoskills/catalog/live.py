@@ -53,6 +53,7 @@ Indexer = Callable[[CatalogData, bool], IndexT | None]
 # long-lived server never holds what a build allocates); True when it ran to the end.
 Rebuilder = Callable[[], bool]
 RETRY_MOVED = 2.0  # seconds before a tree caught changing is built again (same signature)
+CATCH_UP = 3  # reload attempts per refresh while the tree keeps moving under the child
 
 
 class _TreeMoved(Exception):
@@ -153,19 +154,26 @@ class LiveCatalog(Generic[IndexT]):
             return False
         with self._lock:
             old = self._view
-            if old.signature == signature or self._waiting(signature):
-                return False  # another thread reloaded (or tried) while we waited
-            try:
-                self._view = self._load(signature, old)
-            except _TreeMoved:
-                self._moved = (signature, time.monotonic())
-                return False
-            except OntoskillsError as exc:
-                # Keep serving what we had (e.g. a lock caught mid-edit); retried next call.
-                if str(exc) not in old.data.problems:
-                    old.data.problems.append(str(exc))
-                return False
-            return True
+            for _ in range(CATCH_UP):
+                if old.signature == signature or self._waiting(signature):
+                    return False  # another thread reloaded (or tried) while we waited
+                try:
+                    self._view = self._load(signature, old)
+                except _TreeMoved:
+                    self._moved = (signature, time.monotonic())
+                    # The child built the tree as it is now, not as it was when this reload
+                    # began (an install landed meanwhile): its snapshot is under the newer
+                    # signature's key. Catch up rather than wait: under back-to-back installs
+                    # a reload that only takes its own signature would never land.
+                    signature = Signature.of(self.home, self.lockfile, self.config)
+                    continue
+                except OntoskillsError as exc:
+                    # Keep serving what we had (e.g. a lock caught mid-edit); retried next call.
+                    if str(exc) not in old.data.problems:
+                        old.data.problems.append(str(exc))
+                    return False
+                return True
+            return False
 
     def _waiting(self, signature: Signature) -> bool:
         moved = self._moved

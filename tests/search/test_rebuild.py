@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ontoskills.catalog import live
 from ontoskills.paths import Home
+from ontoskills.search import rebuild
 from tests.helpers.skills import installed_home, service
 
 LOCAL_SKILL = (
@@ -28,10 +30,10 @@ def _snapshots(home: Home) -> list[Path]:
     return sorted((home.derived_dir / "search-index").glob("index-*.json"))
 
 
-def _add_local_skill(home: Home) -> None:
-    folder = home.ontologies / "mine" / "own"
+def _add_local_skill(home: Home, name: str = "mine") -> None:
+    folder = home.ontologies / name / "own"
     folder.mkdir(parents=True)
-    (folder / "ontoskill.ttl").write_text(LOCAL_SKILL)
+    (folder / "ontoskill.ttl").write_text(LOCAL_SKILL.replace("mine", name).replace("Mine", name))
 
 
 def test_the_child_builds_and_the_service_reads_the_snapshot(
@@ -82,3 +84,29 @@ def test_the_first_view_is_built_here_when_the_child_cannot_save(
     svc = service(env, build_in_child=True)
     assert svc.catalog.view.data.bodies is not None  # no snapshot: built in this process
     assert _snapshots(home) == [] and len(svc.skills()) > 0
+
+
+def test_a_change_landing_while_the_child_builds_is_caught_up_with(
+    home: Home, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Back-to-back installs: the tree changes again between the stat that started a reload
+    and the child's build. The child saves the newer tree; the reload serves it at once (it
+    used to wait for a quiet moment that continuous installs never leave)."""
+    real = rebuild.rebuild_elsewhere
+    calls: list[int] = []
+
+    def racing(*args: Any) -> bool:
+        calls.append(1)
+        if len(calls) == 2:  # the reload below, not the first view's build
+            _add_local_skill(home, "later")
+        return real(*args)
+
+    monkeypatch.setattr(rebuild, "rebuild_elsewhere", racing)
+    svc = service(env, build_in_child=True)
+    _add_local_skill(home)
+    assert svc.refresh() is True
+    assert len(calls) == 2  # the child's snapshot was read back, not built a second time
+    assert svc.resolve("mine") == "local/mine/mine"
+    assert svc.resolve("later") == "local/later/later"
+    assert svc.catalog.view.data.bodies is None
+    assert svc.refresh() is False  # the served view is the tree as it is now
