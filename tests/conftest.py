@@ -1,15 +1,35 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.domain import Domain
+# The suite must pass on a fresh machine: no git identity, no global or system git config,
+# nothing in ~. A developer's machine (and this project's shared ones) has some, which would
+# hide a test that leans on it (one did: `registry init` committing as the machine's user).
+# Every process of the suite gets an empty home of its own, set before anything imports
+# pygit2 (libgit2 reads its config paths once).
+_USER_HOME = Path(tempfile.mkdtemp(prefix="ontoskills-tests-home-"))
+atexit.register(shutil.rmtree, _USER_HOME, True)
+os.environ.update(
+    HOME=str(_USER_HOME),
+    XDG_CONFIG_HOME=str(_USER_HOME / ".config"),
+    GIT_CONFIG_NOSYSTEM="1",
+    GIT_CONFIG_GLOBAL=os.devnull,
+)
+for _key in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+    os.environ.pop(_key, None)
+os.environ.pop("EMAIL", None)
+
+from tests.helpers.domain import Domain  # noqa: E402  (after the environment above)
 
 # A suite started in the background by a non-interactive shell (`sh -c '... &'`, nohup)
 # inherits SIGINT ignored, and every `ontoskills` child it starts would too (an ignored

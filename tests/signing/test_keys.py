@@ -26,7 +26,7 @@ def _key_material(keys: Path) -> list[str]:
 
 @posix_only
 def test_init_writes_0600_keys_in_a_0700_folder_and_never_prints_them(
-    cli: CliRunner, tmp_path: Path
+    cli: CliRunner, tmp_path: Path, git_author: None
 ) -> None:
     reg, keys = tmp_path / "reg", tmp_path / "keys"
     procs = [cli("registry", "init", "--signed", str(reg), "--keys", str(keys), check=True)]
