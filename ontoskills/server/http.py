@@ -123,13 +123,17 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        raw: list[tuple[bytes, bytes]] = list(scope.get("headers") or [])
         if scope.get("path") == "/healthz":
-            host = headers.get(b"host", b"").decode("latin-1")
+            # The first Host, as the SDK's check (starlette's Headers.get) reads it.
+            host = next((v for k, v in raw if k == b"host"), b"").decode("latin-1")
             ok = any(_host_ok(host, allowed) for allowed in self.hosts)
             await _plain(send, 200 if ok else 421, b"ok\n" if ok else b"Invalid Host header\n")
             return
-        if self.token is not None and not self._authorized(headers.get(b"authorization", b"")):
+        # Authorization is a singleton field (RFC 9110 11.6.2): with two, a proxy and we could
+        # each read another one, so any number but one is refused (dict() kept the last).
+        auths = [v for k, v in raw if k == b"authorization"]
+        if self.token is not None and not (len(auths) == 1 and self._authorized(auths[0])):
             await _plain(
                 send,
                 401,
