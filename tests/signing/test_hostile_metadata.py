@@ -228,3 +228,46 @@ def test_metadata_symlinks_out_of_a_folder_registry(
     assert secret not in proc.stderr + proc.stdout  # type: ignore[attr-defined]
     assert "symlink" in proc.stderr or "outside" in proc.stderr  # type: ignore[attr-defined]
     assert client.state() == before
+
+
+def test_a_git_registry_moving_mid_command_is_read_at_one_commit(
+    signed: Signed, tmp_path: Path
+) -> None:
+    """The remote's branch moves (a publish: new bins, snapshot, timestamp) after a command
+    has refreshed the metadata: every later read of that command, metadata or target, is
+    still at the commit it resolved, so it never pairs one commit's snapshot with another's
+    bins (mix-and-match by timing). The next command sees the new commit whole."""
+    from ontoskills.paths import Cache
+    from ontoskills.registries import RegistryConfig
+    from ontoskills.signing.client import SignedRegistry
+    from ontoskills.sources import SourceOptions, open_source
+
+    def opened() -> tuple[Any, SignedRegistry]:
+        source = open_source(
+            RegistryConfig(name="corp", url=str(signed.root), kind="git"),
+            SourceOptions(cache=Cache(tmp_path / "cache")),
+        )
+        reg = SignedRegistry(source, tmp_path / "state", anchor)
+        reg.refresh()
+        return source, reg
+
+    anchor = (signed.root / "metadata/root.json").read_bytes()
+    source, reg = opened()
+    try:
+        commit = source.commit
+        timestamp = source.read("metadata/timestamp.json", max_bytes=MAX_ROOT_BYTES)
+        signed.publish("acme/extra")  # the branch moves under the running command
+        assert reg.target("packages/acme/extra/package.json") is None
+        assert reg.target("packages/acme/tools/package.json") is not None
+        assert source.read("metadata/timestamp.json", max_bytes=MAX_ROOT_BYTES) == timestamp
+        assert source.commit == commit
+    finally:
+        reg.close()
+        source.close()
+    source, reg = opened()  # the next command
+    try:
+        assert source.commit != commit
+        assert reg.target("packages/acme/extra/package.json") is not None
+    finally:
+        reg.close()
+        source.close()
