@@ -12,6 +12,7 @@ import signal
 import socket
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -390,3 +391,78 @@ def test_abandoned_sessions_are_bounded(
     with HttpServer(serve_env) as server:
         anyio.run(body, server.url)
         assert server.stop() == 0
+
+
+def test_headers_must_arrive_within_the_deadline() -> None:
+    """uvicorn's h11 protocol waits for headers for ever; ours closes a connection whose
+    request headers are not complete in time: a fresh connection trickling them, one that
+    sends nothing, and a kept-alive connection that starts a second request and stalls.
+    A request whose headers are in is never cut, however long its answer takes. (A real
+    uvicorn server in-process, with the deadline set short for the test.)"""
+    import asyncio
+
+    import uvicorn
+
+    from ontoskills.server.http import bind, header_deadline_protocol
+
+    class Short(header_deadline_protocol()):  # type: ignore[misc]
+        header_timeout = 0.5
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["path"] == "/slow":
+            await asyncio.sleep(2)  # an answer slower than the header deadline
+        body = b"done"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"4")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": body})
+
+    sock = bind("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, http=Short, log_config=None, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            threading.Event().wait(0.02)
+        addr = sock.getsockname()[:2]
+
+        def closed_by_server(conn: socket.socket) -> bool:
+            conn.settimeout(10)  # a hang detector: the deadline is 0.5 s
+            try:
+                while True:
+                    data = conn.recv(4096)
+                    if not data:
+                        return True
+            except TimeoutError:
+                return False
+            finally:
+                conn.close()
+
+        silent = socket.create_connection(addr)
+        trickle = socket.create_connection(addr)
+        trickle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        kept = socket.create_connection(addr)
+        kept.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = b""
+        while not first.endswith(b"done"):  # headers and body may come in two segments
+            chunk = kept.recv(4096)
+            assert chunk, first
+            first += chunk
+        assert first.startswith(b"HTTP/1.1 200") and first.endswith(b"done"), first
+        kept.sendall(b"GET / HTTP/1.1\r\nHo")  # the next request stalls mid-headers
+        slow = socket.create_connection(addr)
+        slow.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert closed_by_server(silent)
+        assert closed_by_server(trickle)
+        assert closed_by_server(kept)
+        slow.settimeout(10)
+        answer = b""
+        while chunk := slow.recv(4096):
+            answer += chunk
+        slow.close()
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"done"), answer
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
