@@ -36,7 +36,9 @@ def redelegate(signed: Signed) -> list[str]:
     )
     repo.put("targets", targets, "targets")
     snap = repo.snapshot
-    snap.signed.meta = {"targets.json": meta_of(repo.file_bytes("targets"), targets.signed.version)}
+    # The old bins stay named too: dropping them would be refused as a rollback before any
+    # delegated role is fetched, and the escape would go untested.
+    snap.signed.meta["targets.json"] = meta_of(repo.file_bytes("targets"), targets.signed.version)
     renamed = []
     for name, data in bins.items():
         new = EVIL + name.removeprefix(old.name_prefix)
@@ -62,6 +64,7 @@ def test_bin_names_with_dot_dot_never_leave_metadata(client: Client, signed: Sig
     # registry does not have (a path join would have found the bait and installed).
     assert proc.returncode == EXIT_SIGNATURE, proc.stderr
     assert "error:" in proc.stderr and "hint:" in proc.stderr
+    assert "..%2Fescape-" in proc.stderr, proc.stderr  # refused at the escaping role itself
     assert client.state() == before
     assert not (client.home / "ontologies/author/acme/extra").exists()
     # Nothing written outside the state folder's per-registry directories, and what was
