@@ -251,6 +251,8 @@ def _parse(text: str, path: Path) -> Lockfile:
             raise _err(path, f"registries.{name}: signed/root_keys are malformed")
         if signed and not keys:
             raise _err(path, f"registries.{name}: a signed registry needs its root_keys")
+        if any(not isinstance(r.get(k, ""), str) for k in ("commit", "index_sha256")):
+            raise _err(path, f"registries.{name}: commit and index_sha256 must be strings")
         lock.registries[name] = LockedRegistry(
             name=name,
             kind=str(r.get("kind", "")),

@@ -12,6 +12,7 @@ bundled CycloneDX 1.6 JSON schema before it is written.
 from __future__ import annotations
 
 import uuid
+import warnings
 from pathlib import Path
 
 from cyclonedx.model import (
@@ -32,7 +33,7 @@ from cyclonedx.validation.json import JsonStrictValidator
 from packageurl import PackageURL
 
 from . import __version__
-from .errors import FormatError
+from .errors import LockFormatError
 from .lockfile import (
     LockedFile,
     LockedPackage,
@@ -146,11 +147,26 @@ def to_json(bom: Bom) -> str:
     """Serialized and validated against the CycloneDX 1.6 schema (bundled: offline)."""
     text = JsonV1Dot6(bom).output_as_string(indent=2)
     error = JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
-    if error is not None:  # our bug, not the user's: the document must never be invalid
-        raise FormatError(f"the CycloneDX document does not validate: {error}")
+    if error is not None:
+        # A lock we wrote always exports; one edited by hand can hold what the schema
+        # refuses (a 500 KB version, control characters in a URL). One line, escaped: the
+        # validator's message is a multi-line dump that repeats the value.
+        first = (str(error).strip().splitlines() or ["?"])[0][:200]
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in first)
+        where = getattr(error.data, "json_path", None)  # jsonschema's, e.g. $.components[0]
+        at = f" at {where}" if isinstance(where, str) else ""
+        raise LockFormatError(
+            f"the lock cannot be exported as CycloneDX 1.6{at}: {shown}",
+            hint="a value in the lock is not one CycloneDX accepts (edited by hand?): restore "
+            "the lock from version control, or regenerate it with `ontoskills install`",
+        )
     return text + "\n"
 
 
 def export(lock: Lockfile, lock_path: Path) -> str:
     data = read_lock_bytes(lock_path) or b""
-    return to_json(build(lock, data, subject=f"ontoskills lock {lock_path.name}"))
+    with warnings.catch_warnings():
+        # cyclonedx-python-lib warns (on stderr) about values past the schema's limits; the
+        # validation in to_json reports them once, as an error.
+        warnings.simplefilter("ignore", UserWarning)
+        return to_json(build(lock, data, subject=f"ontoskills lock {lock_path.name}"))

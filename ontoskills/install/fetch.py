@@ -106,6 +106,9 @@ class PackageFetcher:
                 self._check_turtle(plan.package_id, dest_root, rec.path)
             elif rec.path == "package.json" or rec.path.endswith("intents.json"):
                 self._check_json_text(plan.package_id, dest_root, rec.path)
+            elif rec.path.rsplit("/", 1)[-1] == "SKILL.md":  # served to agents as is
+                data = dest_root.joinpath(*rec.path.split("/")).read_bytes()
+                self._report_hidden(plan.package_id, rec.path, data.decode("utf-8", "replace"))
         return records
 
     def _fetch_one(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:

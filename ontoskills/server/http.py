@@ -12,7 +12,8 @@ transport, one process for many sessions (a devcontainer, a team, a remote agent
   `WWW-Authenticate: Bearer`). On loopback the token is optional, and enforced when set. The
   token is never logged or echoed.
 * **Size.** A POST body over MAX_BODY (1 MiB) is refused with 413 (the SDK's limit, set
-  lower than its 4 MiB default); uvicorn bounds the request line and headers.
+  lower than its 4 MiB default); uvicorn bounds the request line and headers, and a
+  request's headers must arrive within HEADER_TIMEOUT (slowloris; uvicorn has no such limit).
 * **Shutdown.** SIGTERM or SIGINT stops accepting connections, lets in-flight requests finish
   (up to GRACE seconds; past that they are cancelled and the client sees the connection
   close), ends the sessions and exits 0.
@@ -41,6 +42,7 @@ DEFAULT_PORT = 8765
 PATH = "/mcp"
 GRACE = 5  # seconds in-flight requests get after SIGTERM (docker stop waits 10)
 KEEP_ALIVE = 75  # seconds an idle connection stays open
+HEADER_TIMEOUT = 30  # seconds a request's headers may take to arrive (slowloris)
 MIN_TOKEN = 16  # characters: a guessable token on a network is no token
 # The SDK refuses a POST body over this with 413 (its default: 4 MiB). Our largest request
 # (a `q` of 16,384 characters, each at most a 12-byte surrogate-pair escape, plus the `_meta`
@@ -123,13 +125,17 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        raw: list[tuple[bytes, bytes]] = list(scope.get("headers") or [])
         if scope.get("path") == "/healthz":
-            host = headers.get(b"host", b"").decode("latin-1")
+            # The first Host, as the SDK's check (starlette's Headers.get) reads it.
+            host = next((v for k, v in raw if k == b"host"), b"").decode("latin-1")
             ok = any(_host_ok(host, allowed) for allowed in self.hosts)
             await _plain(send, 200 if ok else 421, b"ok\n" if ok else b"Invalid Host header\n")
             return
-        if self.token is not None and not self._authorized(headers.get(b"authorization", b"")):
+        # Authorization is a singleton field (RFC 9110 11.6.2): with two, a proxy and we could
+        # each read another one, so any number but one is refused (dict() kept the last).
+        auths = [v for k, v in raw if k == b"authorization"]
+        if self.token is not None and not (len(auths) == 1 and self._authorized(auths[0])):
             await _plain(
                 send,
                 401,
@@ -175,6 +181,54 @@ async def _plain(
     await send({"type": "http.response.body", "body": body})
 
 
+def header_deadline_protocol() -> type:
+    """uvicorn's h11 protocol with a deadline on request headers, which it lacks: a client
+    that trickles its headers a byte at a time (slowloris), or connects and sends nothing,
+    held its connection, a file descriptor, for ever, before any token was checked. The
+    headers of every request (the first of a connection, and each one that starts on a
+    kept-alive connection) must be complete within HEADER_TIMEOUT, else the connection is
+    closed. A request whose headers are in is never cut: bodies are bounded by MAX_BODY,
+    answers and event streams take as long as they take."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):
+        header_timeout: float = HEADER_TIMEOUT
+        _timer: Any = None
+        _armed_cycle: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            idle = self.cycle is None or self.cycle.response_complete
+            if self._timer is None and idle:  # the first bytes of a new request
+                self._arm()
+            super().data_received(data)
+            if self._timer is not None and self.cycle is not self._armed_cycle:
+                self._disarm()  # its headers are in: a new request cycle started
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._armed_cycle = self.cycle
+            self._timer = self.loop.call_later(self.header_timeout, self._expired)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expired(self) -> None:
+            self._timer = None
+            if self.cycle is self._armed_cycle and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeaderDeadline
+
+
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket, bound before serving so a busy port is a clear error."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -218,6 +272,7 @@ async def serve_http(
     app = build_app(holder, options, http)
     config = uvicorn.Config(
         app,
+        http=header_deadline_protocol(),
         log_config=None,  # our handler on stderr (runner.configure_logging)
         access_log=http.verbose,
         lifespan="on",

@@ -44,8 +44,8 @@ from ..catalog.skilldir import (
     sanitize_name,
     valid_name,
 )
-from ..errors import OntoskillsError
-from ..fsutil import atomic_write_bytes
+from ..errors import OntoskillsError, UnsafePathError
+from ..fsutil import atomic_write_bytes, check_path
 from ..manifest import tier_rank
 from . import authormd
 from .mime import mime_type
@@ -439,7 +439,14 @@ def _parse_manifest(raw: Any) -> list[tuple[str, str, int]] | None:
 
 def read_installed(disk: Path, size: int) -> bytes:
     """A regular file's bytes (no symlink), at most `size` + 1 of them."""
-    fd = os.open(disk, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    # A folder of the home swapped for a symlink (to a copy elsewhere, or anywhere) is not
+    # the installed tree: refused like a symlinked file (check_path walks the folders below
+    # the home; O_NOFOLLOW covers the file itself).
+    check_path(disk)
+    # O_NONBLOCK: a FIFO planted in place of a file would block open() until a writer came,
+    # holding the request (and its worker thread) forever; for a regular file it is a no-op.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(disk, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ChangedError(f"{disk} is not a regular file")
@@ -461,6 +468,11 @@ def read_verified(f: SkillFile) -> bytes:
     except OSError as exc:  # a symlink put in its place (O_NOFOLLOW), permissions, ...
         raise ChangedError(
             f"{f.path}: cannot read the installed file ({exc.strerror})",
+            hint="run `ontoskills doctor`",
+        ) from None
+    except UnsafePathError:  # a folder on its way is a symlink: the path is not named
+        raise ChangedError(
+            f"{f.path}: a folder of the installed tree was replaced by a symlink; not served",
             hint="run `ontoskills doctor`",
         ) from None
     if len(data) != f.size or hashlib.sha256(data).hexdigest() != f.sha256:

@@ -69,8 +69,18 @@ def invalid(message: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message)
 
 
+ECHO_URI = 1024  # characters of an unknown URI an error repeats
+
+
+def shown(uri: str) -> str:
+    """A URI as an error repeats it. No URI we list is anywhere near ECHO_URI long: a longer
+    one is cut there, so a 1 MB URI does not come back (twice) in the answer."""
+    return uri if len(uri) <= ECHO_URI else uri[:ECHO_URI] + "..."
+
+
 def not_found(uri: str) -> MCPError:
     """-32602 naming the URI in `data.uri` too (SEP-2164)."""
+    uri = shown(uri)
     return MCPError(
         code=types.INVALID_PARAMS, message=f"Resource not found: {uri}", data={"uri": uri}
     )
@@ -115,10 +125,10 @@ class Skills:
         fs = self.fs(service)
         found = fs.locate(uri)
         if found is None or found[1] != SKILL_MD:
-            raise invalid(f"No skill is served at {uri}")
+            raise invalid(f"No skill is served at {shown(uri)}")
         served = fs.served(found[0])
         if not served.within_limits():
-            raise invalid(f"{uri} is over the extension's per-skill limits; not served")
+            raise invalid(f"{shown(uri)} is over the extension's per-skill limits; not served")
         return served.entry()
 
     # ------------------------------------------------------------- resources
@@ -129,7 +139,7 @@ class Skills:
         f = served.file(found[1]) if served is not None and found is not None else None
         if served is None or f is None:
             if served is not None and found is not None and _is_dir(served, found[1]):
-                raise invalid(f"{uri} is a directory; list it with resources/directory/read")
+                raise invalid(f"{shown(uri)} is a directory; list it with resources/directory/read")
             raise not_found(uri)
         data = fs.read(served, f)
         return types.ReadResourceResult(contents=[_contents(served.file_uri(f.path), f, data)])
@@ -179,7 +189,7 @@ class Skills:
             served = fs.served(found[0])
             if not _is_dir(served, found[1]):
                 if served.file(found[1]) is not None:
-                    raise invalid(f"{uri} is not a directory resource")
+                    raise invalid(f"{shown(uri)} is not a directory resource")
                 raise not_found(uri)
             return _dir_listing(served, found[1])
         # An organizational prefix: skill://author or skill://author/pkg.

@@ -25,6 +25,7 @@ from securesystemslib.formats import encode_canonical
 from tuf.api import exceptions as tufx
 from tuf.api.metadata import Metadata, Root
 
+from .. import limits
 from ..errors import NotFoundError, RootChainError, SignatureError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..progress import Reporter
@@ -76,13 +77,13 @@ def parse_root(data: bytes, where: str) -> Metadata[Root]:
 
 
 def read_root_file(path: Path) -> bytes:
+    # A regular file, bounded: `--root /dev/zero` read for ever and a FIFO blocked open().
     try:
-        data = path.read_bytes()
+        return limits.read_regular_file(
+            path, MAX_ROOT_BYTES, what="trusted root.json", error=UsageError
+        )
     except OSError as exc:
         raise UsageError(f"cannot read the trusted root {path}: {exc.strerror}") from None
-    if len(data) > MAX_ROOT_BYTES:
-        raise UsageError(f"{path} is larger than {MAX_ROOT_BYTES} bytes: not a root.json")
-    return data
 
 
 def _id(text: str | bytes) -> str:

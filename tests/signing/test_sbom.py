@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
@@ -85,3 +86,57 @@ def test_signed_registry_and_model_are_in_the_document(tmp_path: Path) -> None:
 def test_no_lock_is_exit_3(cli: CliRunner) -> None:
     proc = cli("lock", "export")
     assert proc.returncode == 3 and "no lockfile" in proc.stderr
+
+
+ESC = "\\u001b]0;pwned\\u0007\\u001b[2J"  # TOML escapes: the parsed lock holds raw ESC/BEL
+HOSTILE_LOCKS = {
+    # field = value (TOML), and the exit code: 0 exported (escaped in JSON), 3 refused
+    "escapes in the version": ('version = "' + ESC + '"', 0),
+    "escapes in a commit": ('commit = "' + ESC + '"', 0),
+    "escapes in a skill id": ('skills = { "' + ESC + '" = true }', 0),
+    "escapes in requested": ('requested = ["' + ESC + '"]', 0),
+    "a 500 KB version": ('version = "' + "x" * 500_000 + '"', 3),
+    "escapes in the registry URL": ('@url = "https://example.org/' + ESC + '"', 3),
+    "a table as the registry commit": ("@commit = { a = 1 }", 3),
+    "a number as the registry commit": ("@commit = 5", 3),
+    "a list as the index digest": ("@index_sha256 = [1, 2]", 3),
+}
+
+
+@pytest.mark.parametrize("label", list(HOSTILE_LOCKS))
+def test_hostile_lock_fields(
+    cli: CliRunner, env: dict[str, str], tmp_path: Path, label: str
+) -> None:
+    """Hand-edited locks: every string is JSON-escaped in the SBOM (no raw control character
+    reaches stdout), and what CycloneDX or the lock's own rules refuse is exit 3 in one line
+    (no schema dump, no library warning, no traceback), the previous --output untouched."""
+    field, code = HOSTILE_LOCKS[label]
+    reg = ['url = "https://example.org/reg"', 'kind = "http"']
+    pkg = ['version = "1.0.0"', 'registry = "main"', 'trust_tier = "verified"', "files = []"]
+    if field.startswith("@"):
+        key = field[1:].split(" ", 1)[0]
+        reg = [line for line in reg if not line.startswith(key + " ")] + [field[1:]]
+    else:
+        key = field.split(" ", 1)[0]
+        pkg = [line for line in pkg if not line.startswith(key + " ")] + [field]
+    text = "\n".join(
+        ["lock_version = 1", "", "[registries.main]", *reg, "", '[packages."acme/tools"]', *pkg]
+    )
+    home = Path(env["ONTOSKILLS_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "ontoskills.lock").write_text(text + "\n")
+    out = tmp_path / "sbom.json"
+    out.write_text("previous")
+    proc = cli("lock", "export")
+    assert proc.returncode == code, proc.stderr[:500]
+    for stream in (proc.stdout, proc.stderr):
+        assert "\x1b" not in stream and "\x07" not in stream
+    assert "Traceback" not in proc.stderr and "Warning" not in proc.stderr
+    if code == 0:
+        _valid(proc.stdout)
+    else:
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 2 and lines[0].startswith("error: ") and lines[1].startswith("hint:")
+        assert len(lines[0]) < 400, lines[0][:100]
+        again = cli("lock", "export", "--output", str(out))
+        assert again.returncode == 3 and out.read_text() == "previous"
