@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +26,24 @@ R = TypeVar("R", bound="Reported | None")
 # a shell reports as 128 + 13), end quietly with that status: not an error to print, and a
 # `set -o pipefail` script still sees that our output was not all read.
 EXIT_STDOUT_CLOSED = 141
+
+# Text from registries, skills and the user's files reaches the terminal through the writers
+# below. A control character in it (ESC starting a terminal sequence that retitles the window
+# or hides what follows, a carriage return overwriting the line, C1 controls) is shown as its
+# escape, never sent raw. --json output needs none of this: json.dumps escapes controls.
+_CONTROLS = {
+    c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0))
+}
+
+
+def printable(text: str) -> str:
+    """`text` with every control character but newline and tab written as `\\xNN`."""
+    return text.translate(_CONTROLS)
+
+
+def shown(text: str) -> str:
+    """`text` for a rich console line: controls escaped, then rich's markup escaped."""
+    return escape(printable(text))
 
 
 class StdoutClosed(Exception):
@@ -87,17 +105,17 @@ class Output:
     # human-facing lines -------------------------------------------------------------
     def info(self, message: str) -> None:
         if not self.app.quiet:
-            self.err.print(escape(message))
+            self.err.print(shown(message))
 
     def success(self, message: str) -> None:
         if not self.app.quiet:
-            self.err.print(f"[green]✓[/green] {escape(message)}")
+            self.err.print(f"[green]✓[/green] {shown(message)}")
 
     def warn(self, message: str) -> None:
         """Every warning of the command comes here (the domain's through the reporter): on
         stderr when it happens, and into the result, so `--json` lists it too. Once each."""
         if self.result.warn(message):
-            self.err.print(f"[yellow]warning:[/yellow] {escape(message)}")
+            self.err.print(f"[yellow]warning:[/yellow] {shown(message)}")
 
     # machine-facing ---------------------------------------------------------------
     def json(self) -> None:
@@ -108,12 +126,21 @@ class Output:
 
     def stdout(self, text: str) -> None:
         with writing_stdout():
+            text = printable(text)
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
-    def print_stdout(self, renderable: Any) -> None:
-        """A rich renderable (table) on stdout, plain when stdout is not a terminal."""
+    def table(self, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+        """A table on stdout, plain when stdout is not a terminal. Cells are data (names and
+        versions from registries), never markup: `[/x]` in a version is shown, not parsed."""
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False)
+        for col in columns:
+            table.add_column(col)
+        for row in rows:
+            table.add_row(*(shown(cell) for cell in row))
         with writing_stdout():
-            console(self.app, stderr=False).print(renderable)
+            console(self.app, stderr=False).print(table)
 
     # progress ---------------------------------------------------------------------
     @contextmanager
@@ -163,7 +190,7 @@ class RichReporter:
             self._progress.start()
         if self._task is not None:
             self._progress.update(self._task, visible=False)
-        self._task = self._progress.add_task(name, total=total)
+        self._task = self._progress.add_task(shown(name), total=total)
 
     def advance(self, n: int = 1) -> None:
         if self._progress is not None and self._task is not None:
@@ -171,7 +198,7 @@ class RichReporter:
 
     def note(self, message: str) -> None:
         if self._progress is not None:
-            self._progress.console.print(escape(message))
+            self._progress.console.print(shown(message))
         else:
             self.out.info(message)
 
@@ -222,9 +249,9 @@ def print_text(out: Output, doc: Doc) -> None:
 
 def render_error(out: Output, exc: OntoskillsError) -> None:
     out.result.fail(exc)
-    out.err.print(f"[red]error:[/red] {escape(exc.message)}")
+    out.err.print(f"[red]error:[/red] {shown(exc.message)}")
     if exc.hint:
-        out.err.print(f"[dim]hint:[/dim] {escape(exc.hint)}")
+        out.err.print(f"[dim]hint:[/dim] {shown(exc.hint)}")
     if out.app.json:
         # A failing --json run still prints one document, so scripts can parse the reason
         # (and the warnings emitted before it failed).

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from ..install.queries import list_packages, package_info
 from . import _context
@@ -30,13 +29,19 @@ def register(app: typer.Typer) -> None:
             if not rows:
                 out.info("no packages installed")
                 return
-            table = Table(box=None, pad_edge=False)
-            for col in ("package", "version", "trust", "skills", "files"):
-                table.add_column(col)
-            for r in rows:
-                skills = f"{r['skills']['enabled']}/{r['skills']['installed']}"
-                table.add_row(r["package"], r["version"], r["trust_tier"], skills, str(r["files"]))
-            out.print_stdout(table)
+            out.table(
+                ("package", "version", "trust", "skills", "files"),
+                (
+                    (
+                        r["package"],
+                        r["version"],
+                        r["trust_tier"],
+                        f"{r['skills']['enabled']}/{r['skills']['installed']}",
+                        str(r["files"]),
+                    )
+                    for r in rows
+                ),
+            )
 
         run(app_ctx, body, text)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from ..install.queries import outdated
 from . import _context
@@ -28,20 +27,20 @@ def register(app: typer.Typer) -> None:
             if not stale:
                 out.info("everything is up to date")
                 return
-            table = Table(box=None, pad_edge=False)
-            for col in ("package", "installed", "latest", "trust", "changed"):
-                table.add_column(col)
+            rows = []
             for r in stale:
                 trust = r["trust_tier"]
                 if r.get("latest_trust_tier", trust) != trust:
                     trust = f"{trust} -> {r['latest_trust_tier']}"
-                table.add_row(
-                    r["package"],
-                    r["version"],
-                    r.get("latest_version", "-"),
-                    trust,
-                    ", ".join(r.get("changes", [r["status"]])),
+                rows.append(
+                    (
+                        r["package"],
+                        r["version"],
+                        r.get("latest_version", "-"),
+                        trust,
+                        ", ".join(r.get("changes", [r["status"]])),
+                    )
                 )
-            out.print_stdout(table)
+            out.table(("package", "installed", "latest", "trust", "changed"), rows)
 
         run(app_ctx, body, text)

@@ -12,7 +12,7 @@ from ..registries import RegistryConfig, detect_kind, slug_for_url
 from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
-from ._output import Output, run
+from ._output import Output, printable, run
 from ._result import Doc
 
 KeysOpt = Annotated[
@@ -52,7 +52,7 @@ def render_verify(out: Output, report: VerifyReport) -> None:
         where = f"{f.package}: " if f.package else ""
         line = f"[{f.code}] {where}{f.message}"
         if f.level == "error":
-            out.err.print(f"error: {line}", markup=False)
+            out.err.print(f"error: {printable(line)}", markup=False)
         else:
             out.warn(line)
     at = f" at {report.commit[:12]}" if report.commit else ""
@@ -64,7 +64,7 @@ def render_verify(out: Output, report: VerifyReport) -> None:
     if report.ok:
         out.success(summary)
     else:
-        out.err.print(summary, markup=False)
+        out.err.print(printable(summary), markup=False)
 
 
 def register_into(registry_app: typer.Typer) -> None:
