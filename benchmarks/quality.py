@@ -207,10 +207,12 @@ def calibrate(service: SkillService, queries: list[dict], mode: str) -> None:
 
 
 def home_for(work: Path, registry: Path, model: Path) -> Home:
-    """One installed home per registry (sets over the same registry share it)."""
+    """One installed home per registry (sets over the same registry share it); a reused
+    home loses its search index, so the next service measures the code as it is."""
     folder = work / registry.name
     home = Home(folder / "home")
     if home.default_lockfile.is_file():
+        shutil.rmtree(home.derived_dir / "search-index", ignore_errors=True)
         return home
     shutil.rmtree(folder, ignore_errors=True)
     t = time.perf_counter()
@@ -227,7 +229,6 @@ def service_for(work: Path, registry: Path, built: dict[str, SkillService]) -> S
     """The registry's service, its search index rebuilt once per run (so code is measured)."""
     if registry.name not in built:
         home = home_for(work, registry, shared_dir() / "models")
-        shutil.rmtree(home.derived_dir / "search-index", ignore_errors=True)
         t = time.perf_counter()
         built[registry.name] = SkillService(
             home, home.default_lockfile, Config(path=home.config_file)
