@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from ontoskills.embeddings.encoder import Encoder, ModelError, valid_text
+from ontoskills.embeddings.encoder import Encoder, ModelError, _batches, valid_text
 from ontoskills.errors import EXIT_INTEGRITY
 from tests.helpers.tinymodel import build_onnx, build_tokenizer
 
@@ -46,6 +46,34 @@ def test_batches_padded_to_longest_equal_single_queries(tiny_model: Path) -> Non
     assert enc.encode([]).shape == (0, 8)
     # different texts give different vectors (the padding did not leak into the mean)
     assert float(np.dot(batch[0], batch[3])) < 0.99
+
+
+class _Enc:
+    def __init__(self, n: int) -> None:
+        self.ids = list(range(n))
+
+
+def test_batches_bound_padded_tokens_not_only_rows() -> None:
+    """A run's memory grows with rows x longest text: long texts go a few at a time, short
+    ones many, a text longer than the budget alone; order is kept."""
+    lengths = [4, 4, 4, 4, 100, 100, 100, 300, 4]
+    groups = _batches([_Enc(n) for n in lengths], rows=3, tokens=256)
+    assert [[len(e.ids) for e in g] for g in groups] == [
+        [4, 4, 4],  # the row cap
+        [4, 100],  # padded to 2 x 100 = 200 <= 256; a third 100 would make 300
+        [100, 100],
+        [300],  # over the budget on its own: still encoded
+        [4],
+    ]
+    assert _batches([], rows=3, tokens=256) == []
+
+
+def test_token_budget_leaves_vectors_unchanged(tiny_model: Path) -> None:
+    enc = Encoder(tiny_model / "model.onnx", tiny_model / "tokenizer.json")
+    texts = [*TEXTS, " ".join(TEXTS * 3)]
+    wide = enc.encode(texts, batch_size=64, batch_tokens=10_000)
+    narrow = enc.encode(texts, batch_size=64, batch_tokens=8)
+    np.testing.assert_allclose(wide, narrow, atol=1e-6)
 
 
 def test_dimension_check(tiny_model: Path) -> None:
