@@ -184,7 +184,7 @@ def main() -> None:
     evidence: dict[tuple[str, str], Evidence] = {}
     for name in ("full", "dev"):
         queries_file, registry = SETS[name]
-        home = home_for(work, name, shared / registry, shared / "models")
+        home = home_for(work, shared / registry, shared / "models")
         service = SkillService(home, home.default_lockfile, Config(path=home.config_file))
         for mode in ("hybrid", "bm25"):
             evidence[name, mode] = collect(service, load(shared / queries_file), mode)

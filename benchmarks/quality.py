@@ -1,8 +1,14 @@
-"""Search quality: Recall@1, Recall@5, MRR per mode on the labelled dev sets, plus confidence.
+"""Search quality: Recall@1, Recall@5, MRR per mode on labelled query sets, plus confidence.
 
-    python benchmarks/quality.py [--set dev|full|both] [--work DIR] [--calibrate] [-v]
-    # dev:  ../shared/queries-dev.jsonl       over ../shared/ontostore      (60 queries)
-    # full: ../shared/queries-full-dev.jsonl  over ../shared/ontostore-full (200 queries)
+    python benchmarks/quality.py [--set dev|full|heldout|both|all|A,B] [--work DIR]
+                                 [--queries FILE [--registry NAME]] [--modes M,M]
+                                 [--by-kind] [--calibrate] [-v]
+    # dev:     ../shared/queries-dev.jsonl          over ../shared/ontostore      (60 queries)
+    # full:    ../shared/queries-full-dev.jsonl     over ../shared/ontostore-full (200 queries)
+    # heldout: benchmarks/heldout-full.jsonl        over ../shared/ontostore-full (167 queries,
+    #          written blind to the dev sets: benchmarks/heldout-full.md)
+    # both = dev,full; all = dev,full,heldout; --queries runs any file of the same format
+    # over --registry (a folder name under ../shared, default ontostore-full)
     # model for semantic/hybrid: ../shared/models
 
 Every package of the registry is installed (stored vectors + the model, so missing vectors
@@ -20,6 +26,11 @@ How it counts:
 - bm25 is what a home without the model gets (confidence from BM25 evidence alone).
 - MCP answer: chars of text + compact structuredContent JSON of the `ontoskill` search
   answer (top_k 5, auto mode) over the queries that are searches (p50 / p90 / max).
+- hostile queries (`"kind": "hostile"`) are not in R@k / MRR: each is run in every mode and
+  through the MCP tool body, and counted as failing on an exception, an error result
+  (`isError`), more than 1 s, or a missed `"outcome"` ("low": answered low/none; "hit": an
+  expected skill in the top 5; "ok": only the first three).
+- --by-kind prints R@1 / R@5 / MRR per query kind (paraphrase, messy, code, ...).
 - --calibrate prints the confidence evidence of every negative and of the weakest
   positives (search/confidence.py reads these values), per mode;
   benchmarks/confidence_cv.py fits the rule's constants with cross-validation.
@@ -43,13 +54,17 @@ from ontoskills.search import confidence
 from ontoskills.search.service import SkillService
 from ontoskills.search.tokenize import tokenize
 from ontoskills.server.answers import answer_size
-from ontoskills.server.app import ServeOptions, run_tool
+from ontoskills.server.app import ServeOptions, ToolInputError, check_arguments, run_tool
 
 MODES = tuple(m.value for m in SearchMode if m is not SearchMode.AUTO)  # each measured
-SETS = {
+BENCH = Path(__file__).resolve().parent
+SETS = {  # name -> (queries file, relative to ../shared unless absolute; registry folder)
     "dev": ("queries-dev.jsonl", "ontostore"),
     "full": ("queries-full-dev.jsonl", "ontostore-full"),
+    "heldout": (str(BENCH / "heldout-full.jsonl"), "ontostore-full"),
 }
+GROUPS = {"both": ("dev", "full"), "all": ("dev", "full", "heldout")}
+HOSTILE_MS = 1000.0  # a hostile query answered slower than this is a bug (brief: > 1 s)
 
 
 def keys_of(result: Any) -> set[str]:
@@ -57,11 +72,13 @@ def keys_of(result: Any) -> set[str]:
 
 
 def evaluate(service: SkillService, queries: list[dict], mode: str, verbose: bool) -> dict:
+    queries = [q for q in queries if q.get("kind") != "hostile"]  # scored by hostile()
     pos = [q for q in queries if q["expect"]]
     neg = [q for q in queries if not q["expect"]]
     r1 = r5 = rr = high_hit5 = high_hit1 = 0.0
     flagged = 0
     times = []
+    kinds: dict[str, list[float]] = {}  # kind -> [n, hits@1, hits@5, reciprocal ranks]
     for q in queries:
         t = time.perf_counter()
         resp = service.search(q["q"], top_k=10, mode=mode)
@@ -78,6 +95,11 @@ def evaluate(service: SkillService, queries: list[dict], mode: str, verbose: boo
         r1 += rank == 1
         r5 += rank is not None and rank <= 5
         rr += 1 / rank if rank else 0.0
+        per = kinds.setdefault(q.get("kind", "?"), [0, 0, 0, 0.0])
+        per[0] += 1
+        per[1] += rank == 1
+        per[2] += rank is not None and rank <= 5
+        per[3] += 1 / rank if rank else 0.0
         high_hit5 += confidence == "high" and rank is not None and rank <= 5
         high_hit1 += confidence == "high" and rank == 1
         if verbose and (rank != 1 or confidence != "high"):
@@ -94,7 +116,52 @@ def evaluate(service: SkillService, queries: list[dict], mode: str, verbose: boo
         "high1": high_hit1 / n,
         "p50": times[len(times) // 2],
         "positives": len(pos),
+        "kinds": kinds,
     }
+
+
+def hostile(service: SkillService, queries: list[dict], modes: tuple[str, ...]) -> list[str]:
+    """Every hostile query in every mode, then through the MCP tool body: what failed."""
+    failures = []
+    worst = 0.0
+    for q in (q for q in queries if q.get("kind") == "hostile"):
+        label = repr(q["q"][:40])
+        for mode in modes:
+            t = time.perf_counter()
+            try:
+                resp = service.search(q["q"], top_k=5, mode=mode)
+            except Exception as exc:  # any exception is the finding
+                failures.append(f"{mode} {label}: raised {type(exc).__name__}: {exc}")
+                continue
+            ms = (time.perf_counter() - t) * 1000
+            worst = max(worst, ms)
+            if ms > HOSTILE_MS:
+                failures.append(f"{mode} {label}: {ms:.0f} ms")
+            outcome = q.get("outcome", "ok")
+            if outcome == "low" and resp.confidence == "high":
+                top = [r.skill for r in resp.results[:2]]
+                failures.append(f"{mode} {label}: answered high ({top})")
+            if outcome == "hit" and not any(
+                keys_of(r) & set(q["expect"]) for r in resp.results[:5]
+            ):
+                failures.append(f"{mode} {label}: expected skill not in the top 5")
+        try:
+            q_text, top_k = check_arguments({"q": q["q"], "top_k": 5})
+            result = run_tool(service, q_text, top_k, ServeOptions())
+            if result.is_error:
+                failures.append(f"mcp {label}: error result")
+        except ToolInputError as exc:
+            failures.append(f"mcp {label}: input refused: {exc}")
+        except Exception as exc:
+            failures.append(f"mcp {label}: raised {type(exc).__name__}: {exc}")
+    n = sum(q.get("kind") == "hostile" for q in queries)
+    print(
+        f"hostile: {n} queries x {len(modes)} modes + MCP, slowest search {worst:.0f} ms, "
+        f"{len(failures)} failure(s)"
+    )
+    for line in failures:
+        print(f"  FAIL {line}")
+    return failures
 
 
 def answer_sizes(service: SkillService, queries: list[dict]) -> str:
@@ -139,8 +206,10 @@ def calibrate(service: SkillService, queries: list[dict], mode: str) -> None:
         print(f"    {kind} meaning {m:>6} words {words:6.3f} {agree:5}  {text[:64]}")
 
 
-def home_for(work: Path, name: str, registry: Path, model: Path) -> Home:
-    folder = work / name
+def home_for(work: Path, registry: Path, model: Path) -> Home:
+    """One installed home per registry (sets over the same registry share it); a reused
+    home loses its search index, so the next service measures the code as it is."""
+    folder = work / registry.name
     home = Home(folder / "home")
     if home.default_lockfile.is_file():
         shutil.rmtree(home.derived_dir / "search-index", ignore_errors=True)
@@ -152,52 +221,92 @@ def home_for(work: Path, name: str, registry: Path, model: Path) -> Home:
     return home
 
 
-def run_set(work: Path, name: str, modes: tuple[str, ...], verbose: bool) -> list[tuple]:
+def load_queries(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def service_for(work: Path, registry: Path, built: dict[str, SkillService]) -> SkillService:
+    """The registry's service, its search index rebuilt once per run (so code is measured)."""
+    if registry.name not in built:
+        home = home_for(work, registry, shared_dir() / "models")
+        t = time.perf_counter()
+        built[registry.name] = SkillService(
+            home, home.default_lockfile, Config(path=home.config_file)
+        )
+        skills = len(built[registry.name].skills())
+        print(f"{registry.name}: {skills} skills, index build {time.perf_counter() - t:.1f}s")
+    return built[registry.name]
+
+
+def run_set(
+    work: Path,
+    name: str,
+    source: tuple[str, str],
+    modes: tuple[str, ...],
+    opts: set[str],
+    built: dict[str, SkillService],
+) -> list[tuple]:
     shared = shared_dir()
-    queries_file, registry_name = SETS[name]
-    queries = [
-        json.loads(line)
-        for line in (shared / queries_file).read_text().splitlines()
-        if line.strip()
-    ]
-    home = home_for(work, name, shared / registry_name, shared / "models")
-    t = time.perf_counter()
-    service = SkillService(home, home.default_lockfile, Config(path=home.config_file))
-    build = time.perf_counter() - t
-    skills = len(service.skills())
-    print(f"{queries_file}: {len(queries)} queries, {skills} skills, index build {build:.1f}s")
+    queries_file, registry_name = source
+    queries = load_queries(shared / queries_file)  # an absolute path stays as it is
+    service = service_for(work, shared / registry_name, built)
+    print(f"{name}: {Path(queries_file).name}, {len(queries)} queries over {registry_name}")
     rows = []
     for mode in modes:
-        rows.append((name, mode, evaluate(service, queries, mode, verbose)))
-        if "--calibrate" in sys.argv and mode in ("bm25", "hybrid"):
+        rows.append((name, mode, evaluate(service, queries, mode, "-v" in opts)))
+        if "--calibrate" in opts and mode in ("bm25", "hybrid"):
             calibrate(service, queries, mode)
+    if any(q.get("kind") == "hostile" for q in queries):
+        hostile(service, queries, modes)
     print(f"MCP search answer chars, top_k 5 (p50 / p90 / max): {answer_sizes(service, queries)}")
     return rows
 
 
-def main() -> None:
-    argv = sys.argv[1:]
-    verbose = "-v" in argv
-    which = argv[argv.index("--set") + 1] if "--set" in argv else "both"
-    names = ("dev", "full") if which == "both" else (which,)
-    modes = tuple(argv[argv.index("--modes") + 1].split(",")) if "--modes" in argv else MODES
-    rows: list[tuple] = []
-    if "--work" in argv:
-        work = Path(argv[argv.index("--work") + 1])
-        work.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            rows += run_set(work, name, modes, verbose)
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name in names:
-                rows += run_set(Path(tmp), name, modes, verbose)
-    head = "{:<6}{:<10}{:>5}{:>7}{:>7}{:>7}{:>7}{:>9}{:>9}{:>8}"
+def print_table(rows: list[tuple], by_kind: bool) -> None:
+    head = "{:<8}{:<10}{:>5}{:>7}{:>7}{:>7}{:>7}{:>9}{:>9}{:>8}"
     print(head.format("set", "mode", "pos", "R@1", "R@5", "MRR", "neg", "hi+@5", "hi+@1", "p50ms"))
     for name, mode, m in rows:
         print(
-            f"{name:<6}{mode:<10}{m['positives']:>5}{m['R@1']:>7.3f}{m['R@5']:>7.3f}"
+            f"{name:<8}{mode:<10}{m['positives']:>5}{m['R@1']:>7.3f}{m['R@5']:>7.3f}"
             f"{m['MRR']:>7.3f}{m['neg']:>7}{m['high5']:>9.3f}{m['high1']:>9.3f}{m['p50']:>8.1f}"
         )
+    if not by_kind:
+        return
+    print("per kind (R@1 / R@5 / MRR):")
+    for name, mode, m in rows:
+        cells = [
+            f"{kind} {n} {h1 / n:.2f}/{h5 / n:.2f}/{rr / n:.2f}"
+            for kind, (n, h1, h5, rr) in sorted(m["kinds"].items())
+        ]
+        print(f"  {name:<8}{mode:<10}" + "  ".join(cells))
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    opts = {a for a in argv if a in ("-v", "--calibrate", "--by-kind")}
+    sets: dict[str, tuple[str, str]] = {}
+    if "--queries" in argv:
+        path = Path(argv[argv.index("--queries") + 1]).absolute()
+        registry = argv[argv.index("--registry") + 1] if "--registry" in argv else "ontostore-full"
+        sets[path.stem] = (str(path), registry)
+    which = argv[argv.index("--set") + 1] if "--set" in argv else ("" if sets else "both")
+    for name in GROUPS.get(which, tuple(n for n in which.split(",") if n)):
+        if name not in SETS:
+            sys.exit(f"error: unknown set {name!r}\nhint: one of {', '.join([*SETS, *GROUPS])}")
+        sets[name] = SETS[name]
+    modes = tuple(argv[argv.index("--modes") + 1].split(",")) if "--modes" in argv else MODES
+    rows: list[tuple] = []
+    built: dict[str, SkillService] = {}
+    if "--work" in argv:
+        work = Path(argv[argv.index("--work") + 1])
+        work.mkdir(parents=True, exist_ok=True)
+        for name, source in sets.items():
+            rows += run_set(work, name, source, modes, opts, built)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, source in sets.items():
+                rows += run_set(Path(tmp), name, source, modes, opts, built)
+    print_table(rows, "--by-kind" in opts)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,19 @@ BATCH_TOKENS = 512
 _REQUIRED_INPUTS = {"input_ids", "attention_mask"}
 
 
+def valid_text(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD. The tokenizer (Rust) takes only
+    valid Unicode and raises TypeError on a lone surrogate, which any caller can hand us:
+    a JSON `"\\ud800"` escape in an MCP query or a package.json description, an undecodable
+    byte in argv (Python decodes it to one under surrogateescape). Valid text is returned
+    as it is (the common case costs one encode)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # pairs survive the round trip, lone halves become U+FFFD
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 class ModelError(IntegrityError):
     """The model or tokenizer is corrupt, incompatible or of the wrong dimension."""
 
@@ -148,7 +161,7 @@ class Encoder:
 
     def encode_one(self, text: str) -> np.ndarray:
         self._load()
-        enc = self._tokenizer.encode(text)
+        enc = self._tokenizer.encode(valid_text(text))
         ids = np.asarray([enc.ids], dtype=np.int64)
         mask = np.asarray([enc.attention_mask], dtype=np.int64)
         return self._run(ids, mask)[0]
@@ -162,7 +175,8 @@ class Encoder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
-        for batch in _batches(self._tokenizer.encode_batch(list(texts)), batch_size, batch_tokens):
+        encs = self._tokenizer.encode_batch([valid_text(t) for t in texts])
+        for batch in _batches(encs, batch_size, batch_tokens):
             width = max(len(e.ids) for e in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)

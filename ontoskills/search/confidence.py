@@ -51,6 +51,8 @@ def judge(ranking: Ranking, mode: str, lookup: bool, installed: int) -> str:
         return "none"
     if lookup:
         return "high"  # the query names the skill
+    if ranking.wordless:  # only punctuation or symbols: the encoder still puts "@@@" near
+        return "low"  # some skill (cosine 0.35 on the full registry), an answer to nothing
     words = ranking.coverage - ranking.unknown
     sense = meaning(ranking)
     if sense is not None:

@@ -112,6 +112,7 @@ class Ranking:
     # evidence (confidence.py).
     bm25_rank: int | None = None
     semantic_rank: int | None = None
+    wordless: bool = False  # the query has no search terms ("?!?", emoji): see confidence
 
 
 class Ranker:
@@ -217,7 +218,7 @@ class Ranker:
             disabled = [h for h in disabled if h.score >= DISABLED_SHARE * best]
         for h in (*hits, *disabled):
             h.matched = self.matched(h.scored, terms, sims)
-        ranking = Ranking(hits, disabled)
+        ranking = Ranking(hits, disabled, wordless=not terms)
         if hits:
             top = hits[0].scored
             ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)

@@ -19,7 +19,7 @@ import numpy as np
 from ..catalog.live import LiveCatalog, View
 from ..catalog.model import CatalogData, SkillRecord
 from ..config import DEFAULT_CONTEXT_BUDGET, Config, SearchMode
-from ..embeddings.encoder import Encoder
+from ..embeddings.encoder import Encoder, valid_text
 from ..errors import NotFoundError, UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
@@ -222,6 +222,7 @@ class SkillService:
         view = self.catalog.view
         used = self._mode(view, mode)
         state = view.index
+        q = valid_text(q)  # a lone surrogate (argv byte, JSON escape) echoed is invalid JSON
         text = q[:MAX_QUERY_CHARS]
         records = state.data.records
         lookup_idx = state.names.resolve(text)

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from ontoskills.embeddings.encoder import Encoder, ModelError, _batches
+from ontoskills.embeddings.encoder import Encoder, ModelError, _batches, valid_text
 from ontoskills.errors import EXIT_INTEGRITY
 from tests.helpers.tinymodel import build_onnx, build_tokenizer
 
@@ -106,3 +106,15 @@ def test_corrupt_model_and_tokenizer_are_clear_errors(tiny_model: Path, tmp_path
     (tmp_path / "tokenizer.json").write_text("{not json")
     with pytest.raises(ModelError, match="cannot load tokenizer"):
         Encoder(tiny_model / "model.onnx", tmp_path / "tokenizer.json").encode_one("fix")
+
+
+def test_lone_surrogates_are_replaced_not_raised(tiny_model: Path) -> None:
+    # A JSON "\ud800" escape (MCP query, package.json description) or an undecodable argv
+    # byte (surrogateescape) is a lone surrogate: the Rust tokenizer raised TypeError on it,
+    # failing a hybrid search or a whole index build. It now reads as U+FFFD.
+    enc = Encoder(tiny_model / "model.onnx", tiny_model / "tokenizer.json")
+    for bad, clean in (("debug \ud800 tests", "debug \ufffd tests"), ("\udcff", "\ufffd")):
+        np.testing.assert_allclose(enc.encode_one(bad), enc.encode_one(clean), atol=1e-6)
+        np.testing.assert_allclose(enc.encode([bad, "fix"])[0], enc.encode_one(clean), atol=1e-6)
+    assert valid_text("a \ud83d\ude00 pair") == "a \U0001f600 pair"  # a real pair survives
+    assert valid_text("plain é") == "plain é"

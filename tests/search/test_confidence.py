@@ -152,3 +152,20 @@ def test_ranks_only_in_hybrid(ranker: Ranker) -> None:
     for mode, qvec in (("bm25", None), ("semantic", unit(E0 + 0.6 * E1))):
         r = ranker.rank(tokenize("parse invoices"), qvec, mode, -1, 5, None)
         assert r.hits and (r.bm25_rank, r.semantic_rank) == (None, None), mode
+
+
+def test_a_query_without_words_is_never_high() -> None:
+    # "@@@" has no search terms, yet the encoder puts it at cosine 0.35 from some skill of
+    # the full registry: over the threshold, an answer to nothing (benchmarks/heldout-full).
+    assert judge(ranking(best_cosine=0.9, coverage=1.0)) == "high"
+    assert judge(ranking(best_cosine=0.9, coverage=1.0, wordless=True)) == "low"
+    assert judge(ranking(best_cosine=0.9, wordless=True), lookup=True) == "high"
+
+
+def test_the_ranker_marks_a_wordless_query(ranker: Ranker) -> None:
+    qvec = unit(E0)  # close to alpha in meaning: without the mark, cosine alone says high
+    wordless = ranker.rank(tokenize("!!! ???"), qvec, "hybrid", -1, 5, None)
+    assert wordless.hits and wordless.wordless and wordless.best_cosine > c.COSINE_HIGH
+    assert c.judge(wordless, "hybrid", False, 5) == "low"
+    worded = ranker.rank(tokenize("parse"), qvec, "hybrid", -1, 5, None)
+    assert not worded.wordless and c.judge(worded, "hybrid", False, 5) == "high"
