@@ -38,6 +38,7 @@ How it counts:
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -282,23 +283,37 @@ def print_table(rows: list[tuple], by_kind: bool) -> None:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
-    opts = {a for a in argv if a in ("-v", "--calibrate", "--by-kind")}
+    ap = argparse.ArgumentParser(
+        description="Search quality (R@1, R@5, MRR, confidence) on labelled query sets."
+    )
+    ap.add_argument("--set", dest="which", help=f"one of {', '.join([*SETS, *GROUPS])}, or A,B")
+    ap.add_argument("--queries", type=Path, help="any query file of the same format")
+    ap.add_argument("--registry", default="ontostore-full", help="folder under ../shared")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--work", type=Path, help="keep (and reuse) the installed homes here")
+    ap.add_argument("--by-kind", action="store_true")
+    ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("-v", action="store_true", help="print every miss")
+    args = ap.parse_args()
+    opts = {
+        f
+        for f, on in (("-v", args.v), ("--calibrate", args.calibrate), ("--by-kind", args.by_kind))
+        if on
+    }
     sets: dict[str, tuple[str, str]] = {}
-    if "--queries" in argv:
-        path = Path(argv[argv.index("--queries") + 1]).absolute()
-        registry = argv[argv.index("--registry") + 1] if "--registry" in argv else "ontostore-full"
-        sets[path.stem] = (str(path), registry)
-    which = argv[argv.index("--set") + 1] if "--set" in argv else ("" if sets else "both")
+    if args.queries is not None:
+        path = args.queries.absolute()
+        sets[path.stem] = (str(path), args.registry)
+    which = args.which if args.which is not None else ("" if sets else "both")
     for name in GROUPS.get(which, tuple(n for n in which.split(",") if n)):
         if name not in SETS:
-            sys.exit(f"error: unknown set {name!r}\nhint: one of {', '.join([*SETS, *GROUPS])}")
+            ap.error(f"unknown set {name!r}: one of {', '.join([*SETS, *GROUPS])}")
         sets[name] = SETS[name]
-    modes = tuple(argv[argv.index("--modes") + 1].split(",")) if "--modes" in argv else MODES
+    modes = tuple(args.modes.split(","))
     rows: list[tuple] = []
     built: dict[str, SkillService] = {}
-    if "--work" in argv:
-        work = Path(argv[argv.index("--work") + 1])
+    if args.work is not None:
+        work = args.work
         work.mkdir(parents=True, exist_ok=True)
         for name, source in sets.items():
             rows += run_set(work, name, source, modes, opts, built)
