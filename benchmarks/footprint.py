@@ -18,7 +18,8 @@ a model (BM25) and once with the real encoder (../shared/models, `install --mode
 - install: all packages from the registry folder into a fresh home, in-process, alternated
   with a plain copy + sha256 of the same files (benchmarks/install.py), 3 rounds, medians.
 - drift: one server, calls from 4 client tasks while a thread removes and re-installs one
-  package with the real CLI; VmRSS after the first install vs at the end.
+  package with the real CLI, paced (install k once k * calls / installs calls are answered);
+  VmRSS from a warm server to the end, by installs, and its least-squares slope per install.
 """
 
 from __future__ import annotations
@@ -239,7 +240,13 @@ def drift_run(
 
     def churn() -> None:
         base = [PY, "-m", "ontoskills", "--registry", str(registry)]
+        # Paced: install k starts once k * calls / installs calls are answered, so RSS can be
+        # read against the number of installs at a fixed call rate (unpaced, the installs
+        # bunched into the first calls, while each reload held the callers back).
         while state["installs"] < installs and not stop.is_set():
+            due = state["installs"] * calls // max(1, installs)
+            while state["calls"] < due and not stop.is_set():
+                time.sleep(0.05)
             for verb in ("remove", "install"):
                 proc = subprocess.run(
                     [*base, verb, package, "--quiet"],
@@ -286,6 +293,18 @@ def drift_run(
     finally:
         stop.set()
     return state
+
+
+def per_install_kb(samples: list[tuple[int, int, int]]) -> float:
+    """Least-squares slope of RSS (KB) against installs over (calls, installs, KB) samples:
+    creep per install, robust to the allocator's +-2 MB swing between single samples."""
+    xs = [float(i) for _, i, _ in samples]
+    if len(set(xs)) < 2:
+        return 0.0
+    ys = [float(kb) for _, _, kb in samples]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
 
 
 class Timers:
@@ -394,6 +413,7 @@ def main() -> None:
     ap.add_argument("--drift-package", default="coinbase/agentic-wallet-skills")
     ap.add_argument("--only", default="serve,encoder,cli,install,drift")
     ap.add_argument("--work", type=Path)
+    ap.add_argument("--drift-samples", type=Path, help="write every drift sample (JSON lines)")
     args = ap.parse_args()
     only = set(args.only.split(","))
 
@@ -582,6 +602,25 @@ def main() -> None:
         step = max(1, len(d["samples"]) // 10)
         trend = " ".join(f"{kb / 1024:.0f}" for _, _, kb in d["samples"][::step])
         print(f"  drift RSS samples (MB): {trend}; failures: {d['failures'][:3]}", file=sys.stderr)
+        slope = per_install_kb([s for s in d["samples"] if s[0] >= warm_calls])
+        marks = sorted({max(1, d["installs"] * k // 8) for k in range(1, 9)})
+        by_installs = " ".join(
+            f"{n}: {kb / 1024:.1f}"
+            for n in marks
+            if (kb := next((kb for _, i, kb in d["samples"] if i >= n), None)) is not None
+        )
+        print(
+            f"  drift RSS by installs (MB): {by_installs}; least-squares slope from warm:"
+            f" {slope:+.0f} KB per install",
+            file=sys.stderr,
+        )
+        if args.drift_samples is not None:
+            args.drift_samples.write_text(
+                "".join(
+                    json.dumps({"calls": c, "installs": n, "rss_kb": kb}) + "\n"
+                    for c, n, kb in d["samples"]
+                )
+            )
         row(
             f"RSS after {d['calls']:,} calls with {d['installs']} installs"
             f" (scaled from 100k/200; {d['elapsed']:.0f} s)",
