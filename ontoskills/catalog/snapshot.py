@@ -176,9 +176,12 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
 
 def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
     meta_path, arrays_path = _paths(derived_dir, key)
+    # Rows grouped by owner (stable: a skill's intents keep their order), the order search
+    # ranks them in (search/semantic.py), so the mapped matrix is used without a copy.
+    order = np.argsort(data.vector_owner, kind="stable")
     arrays = {
-        "vectors": data.vectors.astype(np.float32, copy=False),
-        "vector_owner": data.vector_owner.astype(np.int32, copy=False),
+        "vectors": data.vectors[order].astype(np.float32, copy=False),
+        "vector_owner": data.vector_owner[order].astype(np.int32, copy=False),
         **{_BM25 + k: v for k, v in (data.bm25_arrays or {}).items()},
     }
     blob, layout = _pack(arrays)
@@ -188,7 +191,7 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         "arrays": layout,
         "arrays_size": len(blob),
         "records": [r.to_json() for r in data.records],
-        "vector_text": data.vector_text,
+        "vector_text": [data.vector_text[i] for i in order],
         "vector_model": data.vector_model,
         "problems": data.problems,
         "schema": data.schema,

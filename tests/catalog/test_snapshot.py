@@ -205,3 +205,42 @@ def test_a_truncated_snapshot_is_rebuilt_never_served(
     (rewritten,) = (home.derived_dir / "search-index").glob("index-*.arrays")
     assert rewritten.read_bytes() == whole  # saved again, whole
     assert service(env).catalog.view.rebuilt is False  # the rebuilt snapshot is read again
+
+
+def test_vectors_are_stored_grouped_by_skill_and_searched_without_a_copy(
+    tree: Path, derived: Path
+) -> None:
+    from ontoskills.search.semantic import SemanticIndex
+
+    data = _data(tree)
+    shuffle = np.array([4, 0, 5, 2, 1, 3])  # rows of skills 2, 0, 2, 1, 0, 1
+    data.vectors = data.vectors[shuffle]
+    data.vector_owner = data.vector_owner[shuffle]
+    data.vector_text = [data.vector_text[i] for i in shuffle]
+    save_snapshot(derived, KEY, data)
+    got = load_snapshot(derived, KEY, tree=tree)
+    assert got is not None and got.vector_owner.tolist() == [0, 0, 1, 1, 2, 2]
+    # Each row keeps its own text and owner (a skill's intents in their stored order).
+    assert got.vector_text == [
+        "intent 0",
+        "intent 1",
+        "intent 2",
+        "intent 3",
+        "intent 4",
+        "intent 5",
+    ]
+    for row, text in enumerate(got.vector_text):
+        i = data.vector_text.index(text)
+        assert np.array_equal(got.vectors[row], data.vectors[i])
+    index = SemanticIndex(got.vectors, got.vector_owner, len(got.records))
+    assert np.shares_memory(index.vectors, got.vectors) and _mapped(index.vectors)
+    built = SemanticIndex(data.vectors, data.vector_owner, len(data.records))
+    q = np.ones(4, dtype=np.float32)
+    assert np.array_equal(
+        index.best_per_skill(index.similarities(q)), built.best_per_skill(built.similarities(q))
+    )
+    sims, built_sims = index.similarities(q), built.similarities(q)
+    for skill in range(3):
+        assert [got.vector_text[r] for r in index.top_rows(sims, skill)] == [
+            data.vector_text[r] for r in built.top_rows(built_sims, skill)
+        ]
