@@ -12,7 +12,9 @@ lock or tree simply misses and rebuilds. Stored as two files, no pickle:
   arrays file's size. Written last: a reader that finds the JSON finds its arrays.
 
 Every file is replaced atomically (a new inode), never rewritten in place, so a snapshot in
-use keeps the bytes it mapped while the next one is saved or the old one deleted.
+use keeps the bytes it mapped while the next one is saved or the old one deleted. (Another
+process truncating a mapped file in place would make the server's next read of it fault:
+whoever can write `state/derived` can already change what search says, docs/RELIABILITY.md.)
 
 It lives in the home, so it is read as untrusted: a record whose folder is outside the
 home's `ontologies/` or whose module/asset paths are not safe relative paths makes the whole
