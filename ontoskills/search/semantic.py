@@ -12,9 +12,16 @@ CHUNK_ROWS = 1024
 
 class SemanticIndex:
     def __init__(self, vectors: np.ndarray, owner: np.ndarray, n_skills: int) -> None:
-        order = np.argsort(owner, kind="stable")
-        self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
-        self.owner = owner[order]
+        if len(owner) and bool(np.all(owner[1:] >= owner[:-1])):
+            # Already grouped (a snapshot stores them so): used as they are, so vectors
+            # memory-mapped from the snapshot stay the file's pages, not a heap copy.
+            order = np.arange(len(owner))
+            self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            self.owner = owner
+        else:
+            order = np.argsort(owner, kind="stable")
+            self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+            self.owner = owner[order]
         self.row_ids = order  # position in the original (vector_text) order
         self.n_skills = n_skills
         if len(self.owner):

@@ -227,7 +227,7 @@ def test_damaged_derived_files_are_rebuilt(installed: Path, env: dict[str, str])
     derived = Path(env["ONTOSKILLS_HOME"]) / "state/derived"
     for p in derived.rglob("*.json"):
         p.write_text("{not json")
-    for p in derived.rglob("*.npy"):
+    for p in derived.rglob("*.arrays"):
         p.write_bytes(b"garbage")
     svc = service(env)
     assert len(svc.skills()) == 5 and svc.problems == []

@@ -3,10 +3,9 @@ postings survive the snapshot and a damaged snapshot is rebuilt from the tree.""
 
 from __future__ import annotations
 
-import io
+import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tests.conftest import CliRunner
@@ -73,12 +72,10 @@ def test_damaged_body_postings_rebuild_from_the_tree(
 ) -> None:
     _install(cli, tmp_path)
     service(env)  # writes the snapshot
-    (npz,) = (Path(env["ONTOSKILLS_HOME"]) / "state/derived/search-index").glob("*.bm25.npz")
-    with np.load(npz) as arrays:
-        kept = {k: arrays[k] for k in arrays.files if k != "header"}  # an older layout
-    buf = io.BytesIO()
-    np.savez(buf, **kept)
-    npz.write_bytes(buf.getvalue())
+    (meta,) = (Path(env["ONTOSKILLS_HOME"]) / "state/derived/search-index").glob("*.json")
+    doc = json.loads(meta.read_text())
+    del doc["arrays"]["bm25.header"]  # an older layout
+    meta.write_text(json.dumps(doc))
     svc = service(env)
     assert svc.state.data.bodies is not None  # rebuilt from the Turtle, not patched up
     assert [r.skill for r in svc.search("widdershins", mode="bm25").results] == ["acme/kit/alpha"]
