@@ -151,6 +151,11 @@ class RawSession:
         assert replies, resp.text[:500]
         return replies[0]
 
+    async def top_skill(self, q: str) -> str:
+        """The first result of an `ontoskill` search for `q` (the session still answers)."""
+        reply = await self.request("tools/call", {"name": "ontoskill", "arguments": {"q": q}})
+        return str(reply["result"]["structuredContent"]["results"][0]["skill"])
+
     async def open(self) -> dict[str, Any]:
         self._id += 1
         resp = await self.post(initialize(self._id))

@@ -145,8 +145,7 @@ def test_one_process_serves_100_concurrent_sessions(
         init = await raw.open()
         assert init["result"]["serverInfo"]["name"] == "ontoskills"
         q = ["debug failing tests", "review code", "plan the work", "add color"][n % 4]
-        reply = await raw.request("tools/call", {"name": "ontoskill", "arguments": {"q": q}})
-        out[n] = (raw.session_id, reply["result"]["structuredContent"]["results"][0]["skill"])
+        out[n] = (raw.session_id, await raw.top_skill(q))
         await raw.close()
 
     async def body(url: str) -> dict[int, Any]:

@@ -234,10 +234,7 @@ def test_slow_clients_do_not_block_other_sessions(
                 await raw.open()
                 out = []
                 for q in ("debug failing tests", "review code", "add color"):
-                    reply = await raw.request(
-                        "tools/call", {"name": "ontoskill", "arguments": {"q": q}}
-                    )
-                    out.append(reply["result"]["structuredContent"]["results"][0]["skill"])
+                    out.append(await raw.top_skill(q))
                 return out
 
         try:
@@ -302,12 +299,7 @@ def test_jsonrpc_shapes_the_spec_does_not_allow(installed: Path, serve_env: dict
                 else:
                     assert resp.status_code in (400, 202), (content[:60], resp.status_code)
                 assert resp.status_code != 500, content[:60]
-            reply = await raw.request(
-                "tools/call", {"name": "ontoskill", "arguments": {"q": "debug failing tests"}}
-            )
-            assert reply["result"]["structuredContent"]["results"][0]["skill"] == (
-                "acme/devtools/debugging"
-            )
+            assert await raw.top_skill("debug failing tests") == "acme/devtools/debugging"
 
     with HttpServer(serve_env) as server:
         anyio.run(body, server.url)
@@ -381,12 +373,7 @@ def test_abandoned_sessions_are_bounded(
                     tg.start_soon(RawSession(client, url).open)
             raw = RawSession(client, url)
             await raw.open()
-            reply = await raw.request(
-                "tools/call", {"name": "ontoskill", "arguments": {"q": "review code"}}
-            )
-            assert reply["result"]["structuredContent"]["results"][0]["skill"] == (
-                "acme/devtools/reviewing"
-            )
+            assert await raw.top_skill("review code") == "acme/devtools/reviewing"
 
     with HttpServer(serve_env) as server:
         anyio.run(body, server.url)
