@@ -25,7 +25,8 @@ from mcp.shared.exceptions import MCPError
 
 from ..catalog.skilldir import SKILL_MD
 from .mime import DIRECTORY, is_text
-from .skillfs import SCHEME, Served, SkillFile, SkillFS, generated_frontmatter
+from .skillfile import SkillFile
+from .skillfs import SCHEME, Served, SkillFS, generated_frontmatter
 
 if TYPE_CHECKING:
     from .app import Service
