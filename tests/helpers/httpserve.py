@@ -133,11 +133,16 @@ class RawSession:
         self.version = HANDSHAKE_ERA
         self._id = 0
 
-    async def post(self, message: dict[str, Any]) -> httpx.Response:
+    def session_headers(self) -> dict[str, str]:
+        """The headers of a request in this session (for raw posts of hand-made bodies)."""
         headers = dict(self.headers)
         if self.session_id:
             headers["mcp-session-id"] = self.session_id
             headers["mcp-protocol-version"] = self.version
+        return headers
+
+    async def post(self, message: dict[str, Any]) -> httpx.Response:
+        headers = self.session_headers()
         return await self.client.post(self.url, headers=headers, content=json.dumps(message))
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -18,7 +18,6 @@ from mcp.shared.exceptions import MCPError
 
 from ontoskills.server.http import MAX_BODY
 from tests.helpers.httpserve import (
-    HANDSHAKE_ERA,
     POST_HEADERS,
     HttpServer,
     RawSession,
@@ -83,11 +82,7 @@ def test_huge_and_malformed_http_requests(installed: Path, serve_env: dict[str, 
         async with httpx.AsyncClient(timeout=60) as client:
             raw = RawSession(client, url)
             await raw.open()
-            head = {
-                **POST_HEADERS,
-                "mcp-session-id": raw.session_id or "",
-                "mcp-protocol-version": HANDSHAKE_ERA,
-            }
+            head = raw.session_headers()
             too_big = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"' + b"a" * MAX_BODY
             resp = await client.post(url, content=too_big, headers=head)
             assert resp.status_code == 413

@@ -51,12 +51,17 @@ def raw_request(
     request += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body
     with socket.create_connection(host_port(server), timeout=30) as sock:
         sock.sendall(request)
-        answer = b""
-        while b"\r\n" not in answer:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            answer += chunk
+        return status_line(sock)
+
+
+def status_line(sock: socket.socket) -> bytes:
+    """The first line the server sends (b"" if it closes without one)."""
+    answer = b""
+    while b"\r\n" not in answer:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        answer += chunk
     return answer.split(b"\r\n", 1)[0]
 
 
@@ -170,12 +175,7 @@ def test_a_50mb_body_is_not_buffered(installed: Path, serve_env: dict[str, str])
 
         thread = threading.Thread(target=pump, daemon=True)
         thread.start()
-        answer = b""
-        while b"\r\n" not in answer:
-            data = sock.recv(4096)
-            if not data:
-                break
-            answer += data
+        answer = status_line(sock)
         seen_at = sent[0]
         sock.close()
         thread.join(60)
@@ -261,11 +261,7 @@ def test_jsonrpc_shapes_the_spec_does_not_allow(installed: Path, serve_env: dict
         async with httpx.AsyncClient(timeout=60) as client:
             raw = RawSession(client, url)
             await raw.open()
-            head = {
-                **POST_HEADERS,
-                "mcp-session-id": raw.session_id or "",
-                "mcp-protocol-version": HANDSHAKE_ERA,
-            }
+            head = raw.session_headers()
             ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
             call = {
                 "jsonrpc": "2.0",
