@@ -28,12 +28,21 @@ from typing import BinaryIO
 import platformdirs
 
 from .errors import UsageError
-from .fsutil import CHUNK, check_path, guard_root, make_dirs, remove_file
+from .fsutil import CHUNK, atomic_write_bytes, check_path, guard_root, make_dirs, remove_file
+from .ownership import prune
 
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
 ENV_LOCKFILE = "ONTOSKILLS_LOCKFILE"
 LOCKFILE_NAME = "ontoskills.lock"
+# The Cache Directory Tagging Specification (https://bford.info/cachedir/): backup tools skip
+# a folder holding it, and `cache clean` knows the folder is one ontoskills created.
+CACHE_TAG = "CACHEDIR.TAG"
+_TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+_TAG_BYTES = (
+    _TAG_SIGNATURE + b"\n# This file is a cache directory tag created by ontoskills.\n"
+    b"# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
 
 
 def expand_user(raw: str | os.PathLike[str]) -> Path:
@@ -126,6 +135,9 @@ class Cache:
     """Content-addressed download cache, safe to delete at any time."""
 
     root: Path
+    # Every name ontoskills writes at the top of the cache (blobs, git clones, HTTP metadata,
+    # temp files, the model stamps and derived vectors of embeddings/): `clean` removes these.
+    MANAGED = ("blobs", "git", "http", "tmp", "models", "derived")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(os.path.abspath(self.root)))  # as Home
@@ -221,9 +233,52 @@ class Cache:
             return None
         return os.fdopen(fd, "rb")
 
+    def ensure_root(self) -> None:
+        """Create the cache folder tagged as ours; a folder that exists is left untagged
+        (ontoskills did not create it; `clean` judges it by its entries)."""
+        if os.path.isdir(self.root):
+            return
+        make_dirs(self.root.parent)
+        try:
+            os.mkdir(self.root)
+        except FileExistsError:
+            return
+        atomic_write_bytes(self.root / CACHE_TAG, _TAG_BYTES)
+
+    def tagged(self) -> bool:
+        """Whether the cache folder holds the tag ontoskills wrote when it created it."""
+        tag = self.root / CACHE_TAG
+        try:
+            if not stat.S_ISREG(os.lstat(tag).st_mode):
+                return False
+            with open(tag, "rb") as fh:
+                return fh.read(len(_TAG_SIGNATURE)) == _TAG_SIGNATURE
+        except OSError:
+            return False
+
+    def clean(self) -> int:
+        """Delete what ontoskills cached (the MANAGED folders; the cache folder itself only
+        when it was ours alone) and return the bytes freed. A folder holding anything else
+        is ours only with our tag (then the rest is kept); without it (a folder the user
+        named, or a cache an older version made, which holds only MANAGED names) any other
+        entry means it is not a cache: refused, nothing deleted."""
+        tagged = self.tagged()
+        others = sorted(
+            e.name for e in os.scandir(self.root) if e.name not in (*self.MANAGED, CACHE_TAG)
+        )
+        if others and not tagged:
+            raise UsageError(
+                f"cache folder {self.root} holds {others[0]!r}, which ontoskills did not write",
+                hint="point ONTOSKILLS_CACHE_DIR at a folder of its own; nothing was deleted",
+            )
+        freed = sum(_size(self.root / name) for name in self.MANAGED)
+        prune(self.root, self.MANAGED, tagged=tagged, tag=CACHE_TAG)
+        return freed
+
     def _replace(self, path: Path, fill: Callable[[BinaryIO], object]) -> None:
         # the cache is a guarded root: no write through a planted link (fsutil)
         check_path(path, leaf=False)
+        self.ensure_root()
         make_dirs(path.parent)
         make_dirs(self.tmp)
         fd, tmp = tempfile.mkstemp(dir=self.tmp, suffix=".part")
@@ -248,6 +303,19 @@ class Cache:
     @property
     def tmp(self) -> Path:
         return self.root / "tmp"
+
+
+def _size(path: Path) -> int:
+    """Bytes of the regular files under path (links not followed)."""
+    if os.path.islink(path):
+        return 0
+    total = 0
+    for dirpath, _, names in os.walk(path):
+        for name in names:
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    return total
 
 
 class _Mismatch(Exception):

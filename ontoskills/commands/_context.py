@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ import typer
 
 from .. import envvars
 from ..config import Config, load_config
+from ..errors import ConfigError
+from ..ownership import Keep, keeps
 from ..paths import Cache, Home
 from ..progress import NullReporter, Reporter
 
@@ -56,6 +59,25 @@ class AppContext:
         if self._config is None:
             self._config = load_config(self.home.config_file)
         return self._config
+
+    def keeps(self, *, cache: bool = True, registries: bool = True) -> list[Keep]:
+        """What a delete or replace of a folder the user names must never reach (see
+        ownership.py): the home, the lockfile's folder, the cache (unless it is the target),
+        $HOME, and every local registry this invocation knows (unless it writes into one)."""
+        out = keeps(home=self.home.root, lockfile=self.lockfile)
+        if cache:
+            out.append(Keep("the cache", self.cache.root))
+        if not registries:
+            return out
+        urls = [self.registry_override] if self.registry_override else []
+        # a broken config.toml must not stop `cache clean`: its registries are then unknown
+        with contextlib.suppress(ConfigError):
+            urls += [r.url for r in self.config.registries]
+        for url in urls:
+            path = url.removeprefix("file://")
+            if url and "://" not in path and "@" not in path:
+                out.append(Keep("the registry", Path(path).expanduser()))
+        return out
 
     @property
     def registry_override(self) -> str | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..errors import UsageError
-from ..fsutil import remove_tree
+from ..ownership import check_target
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -46,8 +46,15 @@ def register(app: typer.Typer) -> None:
                     f"cache path {root} is not a folder",
                     hint="fix ONTOSKILLS_CACHE_DIR; nothing was deleted",
                 )
-            freed = _size(root)
-            remove_tree(root)
+            # ONTOSKILLS_CACHE_DIR is a folder the user names: never the home, a registry,
+            # the lockfile or $HOME, and only what ontoskills wrote (ownership.py, Cache.clean)
+            check_target(
+                root,
+                app_ctx.keeps(cache=False),
+                what="cache folder",
+                hint="point ONTOSKILLS_CACHE_DIR at a folder of its own; nothing was deleted",
+            )
+            freed = app_ctx.cache.clean() if root.is_dir() else 0
             return Doc({"path": str(root), "freed_bytes": freed})
 
         def text(out: Output, doc: Doc) -> None:

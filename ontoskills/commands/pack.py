@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
                     package_id=package_id,
                     version=version,
                     description=description,
+                    keep=app_ctx.keeps() if out is not None else (),
                 )
             else:
                 result = pack(

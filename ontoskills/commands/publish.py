@@ -92,6 +92,7 @@ def register(app: typer.Typer) -> None:
             author_name=author_name,
             author_email=author_email,
             keys_dir=keys,
+            keep=tuple(app_ctx.keeps(registries=False)),
         )
 
         def body(out: Output) -> PublishResult:

@@ -168,6 +168,7 @@ def register_into(registry_app: typer.Typer) -> None:
             if threshold is not None and not 1 <= threshold <= 16:
                 raise UsageError("--threshold: a whole number from 1 to 16")
             repo, keys_dir = _open(path, keys, ROLES)
+            keymod.retired_dir(keys_dir)  # before anything is written or committed
             written = rotate(repo, role, threshold, keys_dir)
             files = dict(repo.out)
             commit = _commit(path, files, f"Rotate the {role} keys", author_name, author_email)

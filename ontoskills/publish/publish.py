@@ -25,6 +25,7 @@ from .. import envvars, limits
 from ..errors import BusyError, NotFoundError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
+from ..ownership import Keep, check_target
 from ..progress import NullReporter, Reporter
 from ..registries import slug_for_url
 from ..safety import safe_join, split_package_id
@@ -56,6 +57,7 @@ class PublishOptions:
     author_name: str | None = None
     author_email: str | None = None
     keys_dir: Path | None = None  # signed registries: where the online keys are
+    keep: tuple[Keep, ...] = ()  # folders the package folder a publish replaces must not reach
 
 
 @dataclass
@@ -198,6 +200,14 @@ def _publish_into(
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
     refuse_symlinks(root, pkg_rel)
+    if kind != "remote":  # a local registry's package folder is replaced whole (staging.py)
+        check_target(
+            safe_join(root, pkg_rel, "package folder"),
+            [Keep("the sources", pkg.root), *opts.keep],
+            what="the registry's package folder",
+            hint="publish from a folder outside the registry's packages/, into a registry "
+            "outside the home and the cache",
+        )
     repaired = False if opts.dry_run else recover_interrupted(root, pkg_rel)
     old_manifest_bytes = b""
     previous: str | None = None

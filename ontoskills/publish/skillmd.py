@@ -11,9 +11,8 @@ What it leaves out compared with the full compiler is listed in docs/PUBLISHING.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +24,11 @@ from markdown_it.token import Token
 
 from .. import limits
 from ..errors import FormatError, UsageError
-from ..fsutil import atomic_write_bytes, remove_tree
+from ..fsutil import atomic_write_bytes
+from ..ownership import Keep, check_target, replace_output
 from ..safety import check_name, split_package_id
 from ..skillheader import DCTERMS, DCTERMS_ID, OC, RDF_TYPE, SKILL_CLASS, XSD, dependency_iri
-from .files import MANIFEST, walk_package
+from .files import copy_files, stat_files, walk_package
 from .pack import MAIN, PackResult, _existing, pack
 
 SKILL_MD = "SKILL.md"
@@ -227,15 +227,30 @@ def convert(
     version: str | None = None,
     description: str | None = None,
     write: bool = True,
+    keep: Sequence[Keep] = (),
 ) -> PackResult:
-    """Write `ontoskill.ttl` for every SKILL.md under src (into out, default src), then pack."""
+    """Write `ontoskill.ttl` for every SKILL.md under src (into out, default src), then pack.
+
+    Every source file's type and size are checked before anything is read or written. An
+    `out` folder is a folder the user names (ownership.py): never the sources or a `keep`
+    folder, replaced only when it is a previous output of ours, built beside it and swapped
+    in, so nothing is written when the answer is no and a failure keeps the old output."""
     old = _existing(src)
     pid = package_id or old.get("package_id")
     if not isinstance(pid, str):
         raise UsageError(f"{src}: no package id", hint="pass --id author/package")
     split_package_id(pid, "package id")
-    target = out or src
-    sources = [p for p in walk_package(src) if p.rsplit("/", 1)[-1] == SKILL_MD]
+    real_out = None
+    if out is not None and write:
+        real_out = check_target(
+            out,
+            [Keep("the sources", src), *keep],
+            what="--out",
+            hint="choose an --out folder apart from the sources, the home and the cache "
+            "(or omit --out to convert in place)",
+        )
+    files = stat_files(src, walk_package(src))
+    sources = [f.path for f in files if f.path.rsplit("/", 1)[-1] == SKILL_MD]
     if not sources:
         raise UsageError(f"{src}: no SKILL.md found", hint="one folder per skill, each a SKILL.md")
     modules: dict[str, bytes] = {}
@@ -254,34 +269,26 @@ def convert(
         seen[skill.id] = rel
         folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
         modules[folder + MAIN] = skill_turtle(pid, skill)
+    target = out or src
     if not write:
         return PackResult(target, {"package_id": pid, "modules": sorted(modules)}, b"", [])
-    if target.resolve() != src.resolve():
-        _prepare_out(target)
-        for rel in walk_package(src):
-            dest = target / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / rel, dest)
-    for rel, data in modules.items():
-        dest = target / rel
-        if not dest.is_file() or dest.read_bytes() != data:
-            atomic_write_bytes(dest, data)
-    return pack(
-        target,
-        package_id=pid,
-        version=version or old.get("version"),
-        description=description if description is not None else old.get("description"),
-    )
 
+    def build(folder: Path) -> PackResult:
+        if folder != src:
+            copy_files(src, folder, files)
+        for rel, data in modules.items():
+            dest = folder / rel
+            if not dest.is_file() or dest.read_bytes() != data:
+                atomic_write_bytes(dest, data)
+        return pack(
+            folder,
+            package_id=pid,
+            version=version or old.get("version"),
+            description=description if description is not None else old.get("description"),
+        )
 
-def _prepare_out(out: Path) -> None:
-    """An output folder must be new, empty, or a previous pack output (replaced whole)."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / MANIFEST).is_file():
-            raise UsageError(
-                f"{out} is not empty and holds no package.json",
-                hint="choose a new or empty --out folder",
-            )
-        remove_tree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    os.chmod(out, 0o755)
+    if real_out is None:
+        return build(src)
+    result = replace_output(real_out, build, what="--out", given=target)
+    result.root = target
+    return result

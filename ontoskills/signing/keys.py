@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from securesystemslib.signer import CryptoSigner, SSlibKey
 
 from ..errors import UsageError
+from ..ownership import Keep, check_target
 from ..paths import Home
 from . import ROLES
 
@@ -48,13 +49,13 @@ def resolve_keys_dir(explicit: Path | None, registry_root: Path, *, name: str = 
     raw = explicit or (Path(os.environ[ENV_KEYS_DIR]) if os.environ.get(ENV_KEYS_DIR) else None)
     default = default_keys_dir(name or registry_root.resolve().name)
     keys = (raw or default).expanduser().absolute()
-    reg = registry_root.resolve()
-    real = keys.resolve()
-    if real == reg or real.is_relative_to(reg):
-        raise UsageError(
-            f"the keys folder {keys} is inside the registry {registry_root}",
-            hint="private keys must never be committed: pass --keys DIR outside the registry",
-        )
+    # neither inside the registry (keys would be committed) nor around it (ownership.py)
+    check_target(
+        keys,
+        [Keep("the registry", registry_root)],
+        what="the keys folder",
+        hint="private keys must never be committed: pass --keys DIR outside the registry",
+    )
     return keys
 
 
@@ -73,6 +74,22 @@ def save(keys_dir: Path, role: str, signer: CryptoSigner) -> Path:
     return path
 
 
+def retired_dir(keys_dir: Path) -> Path:
+    """`retired/` in the keys folder: a real folder (or none yet), never a link that would
+    move private keys wherever it points. Checked before a rotation writes anything."""
+    path = keys_dir / "retired"
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(
+            f"{path} is not a folder (a symlink or a file): retired keys are never moved there",
+            hint=f"remove {path}; ontoskills creates it as a private folder",
+        )
+    return path
+
+
 def retire(keys_dir: Path, role: str, keyids: Iterable[str]) -> list[Path]:
     """Move the files of replaced keys to `retired/` (kept: an old root key may be needed to
     audit history; never used again for signing)."""
@@ -81,7 +98,7 @@ def retire(keys_dir: Path, role: str, keyids: Iterable[str]) -> list[Path]:
     for path in sorted(keys_dir.glob(f"{role}-*.pem")):
         signer = _load_file(path)
         if signer.public_key.keyid in wanted:
-            dest = keys_dir / "retired" / path.name
+            dest = retired_dir(keys_dir) / path.name
             dest.parent.mkdir(exist_ok=True, mode=0o700)
             os.replace(path, dest)
             moved.append(dest)

@@ -123,6 +123,7 @@ class GitSource:
             return pygit2.Repository(str(self.clone_dir))
         if self.options.offline:
             raise self._offline_miss(self.pin[:12] if self.pin else self.ref or "HEAD")
+        self.options.cache.ensure_root()
         make_dirs(self.clone_dir.parent)
         if not self.network:
             # A local clone hard-links the object files: ~50x faster than packing a fetch.

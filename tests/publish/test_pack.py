@@ -44,6 +44,7 @@ def test_from_skill_md_is_byte_identical_across_runs(tmp_path: Path, cli: CliRun
         )
     assert outs[0] == outs[1]
     assert sorted(outs[0]) == [
+        ".ontoskills-output",  # the marker that proves the folder is ours (not in package)
         "format/SKILL.md",
         "format/ontoskill.ttl",
         "lint/SKILL.md",
