@@ -11,8 +11,12 @@ imports the rest of ontoskills: `errors` imports it.
 
 from __future__ import annotations
 
-import logging
 import re
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 
 REDACTED = "***"
 
@@ -117,37 +121,55 @@ def redact_text(text: str) -> str:
 
 
 # Logs ----------------------------------------------------------------------------------
-# A request target or URL path followed by a query: the query goes (access logs).
-_QUERY = re.compile(r"((?:[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#\"']*)?/[^\s?#\"']*)\?[^\s#\"']*")
-# The MCP SDK names session ids in its log lines ("session ID: x", "Terminating session:
-# x"): the rest of such a line is the id. Its own ids are uuid4 hex, wherever they appear.
-_SESSION_PHRASE = re.compile(r"(?i)(\bsession(?:[ _-]?id)?\s*:\s*).*")
-_HEX_ID = re.compile(
-    r"\b(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"
-)
-# `Bearer <token>` / `Basic <credentials>` (a token-like run, not the words "basic auth"),
-# `name: value` of the headers that carry secrets, `token=value` outside a query.
-_SCHEME_TOKEN = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}")
-_HEADER = re.compile(
-    r"(?i)\b(authorization|proxy-authorization|mcp-session-id|cookie|set-cookie)"
-    r"([\"']?\s*[:=,]\s*[\"']?)(?:(?:bearer|basic)\s+)?[^\s\"',;]+"
-)
-_ASSIGNED = re.compile(r"(?i)\b(\w*(?:token|secret|passw|signature|api_?key)\w*=)[^\s&\"',;]+")
+# Compiled on first use: only `serve` logs, and every command imports this module (errors).
+@cache
+def _log_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    any_scheme = r"[A-Za-z][A-Za-z0-9+.\-]*://"
+    return (
+        # a request target or URL path followed by a query: the query goes (access logs)
+        (re.compile(rf"((?:{any_scheme}[^\s/?#\"']*)?/[^\s?#\"']*)\?[^\s#\"']*"), r"\1"),
+        # the value of the headers that carry secrets (`authorization: Bearer x`)
+        (
+            re.compile(
+                r"(?i)\b(authorization|proxy-authorization|mcp-session-id|cookie|set-cookie)"
+                r"([\"']?\s*[:=,]\s*[\"']?)(?:(?:bearer|basic)\s+)?[^\s\"',;]+"
+            ),
+            rf"\1\2{REDACTED}",
+        ),
+        # `Bearer <token>` / `Basic <credentials>`: a token-like run, not the words "basic auth"
+        (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=\-]{8,}"), rf"\1\2{REDACTED}"),
+        # `token=value` outside a query
+        (
+            re.compile(r"(?i)\b(\w*(?:token|secret|passw|signature|api_?key)\w*=)[^\s&\"',;]+"),
+            rf"\1{REDACTED}",
+        ),
+        # the MCP SDK names session ids ("session ID: x", "Terminating session: x"): the rest
+        # of such a line is the id
+        (re.compile(r"(?i)(\bsession(?:[ _-]?id)?\s*:\s*).*"), rf"\1{REDACTED}"),
+        # the SDK's own ids are uuid4 hex, wherever they appear (a sha256 is 64: not matched)
+        (
+            re.compile(
+                r"\b(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
+                r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"
+            ),
+            REDACTED,
+        ),
+    )
 
 
 def redact_log(text: str) -> str:
     """A log line with query strings, session ids, bearer tokens and URL credentials out."""
-    text = _QUERY.sub(r"\1", redact_text(text))
-    text = _HEADER.sub(rf"\1\2{REDACTED}", text)
-    text = _SCHEME_TOKEN.sub(rf"\1\2{REDACTED}", text)
-    text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
-    text = _SESSION_PHRASE.sub(rf"\1{REDACTED}", text)
-    return _HEX_ID.sub(REDACTED, text)
+    text = redact_text(text)
+    for pattern, replacement in _log_patterns():
+        text = pattern.sub(replacement, text)
+    return text
 
 
-class LogRedactor(logging.Filter):
-    """On a handler: every record it emits (ours, the MCP SDK's, uvicorn's access log) is
-    rendered once and redacted (`redact_log`), its traceback too."""
+class LogRedactor:
+    """A filter for a logging handler (`handler.addFilter`): every record it emits (ours,
+    the MCP SDK's, uvicorn's access log) is rendered once and redacted (`redact_log`), its
+    traceback too. Not a `logging.Filter` subclass: importing logging here would put it on
+    the start-up path of every command (errors imports this module)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -156,9 +178,15 @@ class LogRedactor(logging.Filter):
             return True
         record.msg, record.args = redact_log(message), None
         if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = _formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = redact_log(record.exc_text)
         if record.stack_info:
             record.stack_info = redact_log(record.stack_info)
         return True
+
+
+def _formatter() -> Any:
+    import logging
+
+    return logging.Formatter()
