@@ -50,7 +50,7 @@ _TRAILING = ".,;:)]}"
 
 
 def is_secret_param(name: str) -> bool:
-    low = name.lower()
+    low = name.lower().replace("author", "")  # `auth` is a secret, `author=acme` is not
     if any(part in low for part in _SECRET_PARTS):
         return True
     return any(w in _SECRET_WORDS or w.endswith(("key", "sig")) for w in _WORD.findall(low))

@@ -158,10 +158,20 @@ def _header_safe(value: str, env_var: str) -> str:
     return value
 
 
-def auth_hint(url: str, sent: Token | None, env: Mapping[str, str] | None = None) -> str:
+def auth_hint(
+    url: str,
+    sent: Token | None,
+    env: Mapping[str, str] | None = None,
+    origins: frozenset[Origin] = frozenset(),
+) -> str:
     if sent is not None:
         return f"the token in {sent.env_var} was refused; check it is valid and has read access"
     if (env if env else os.environ).get(ENV_TOKEN, "").strip():
+        if origin_of(url) in origins:  # it was sent there: the refusal came from a redirect
+            return (
+                f"{ENV_TOKEN} never follows a redirect to another host; ask the registry's "
+                "maintainers to serve its files from its own origin"
+            )
         return (
             f"{ENV_TOKEN} is sent only to registries you configured: add this one with "
             f"`ontoskills registry add NAME URL`, or allow its origin with "

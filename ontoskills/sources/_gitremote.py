@@ -77,7 +77,7 @@ class TokenCallbacks(pygit2.RemoteCallbacks):
         if self._asked > 1:  # what we offered was rejected
             raise AuthError(
                 f"{host} refused access to the git repository",
-                hint=auth_hint(self.remote_url, self.offered, self.env),
+                hint=auth_hint(self.remote_url, self.offered, self.env, self.origins),
             )
         if allowed_types & CredentialType.USERPASS_PLAINTEXT:
             # checked per URL libgit2 asks for: a token never goes to another host
@@ -85,7 +85,7 @@ class TokenCallbacks(pygit2.RemoteCallbacks):
             if self.offered is None:
                 raise AuthError(
                     f"{host} requires authentication",
-                    hint=auth_hint(self.remote_url, None, self.env),
+                    hint=auth_hint(self.remote_url, None, self.env, self.origins),
                 )
             return pygit2.UserPass("x-access-token", self.offered.value)
         if allowed_types & CredentialType.SSH_KEY:

@@ -232,7 +232,7 @@ class HttpSource:
                     if status in (401, 403):
                         raise AuthError(
                             f"{self.host} refused access to {relpath} (HTTP {status})",
-                            hint=auth_hint(url, token, self.env),
+                            hint=auth_hint(url, token, self.env, self.options.token_origins),
                         )
                     if status in (404, 410):
                         raise NotFoundError(

@@ -153,6 +153,20 @@ def test_a_configured_registry_gets_the_token_but_not_the_host_it_redirects_to(
         assert cdn.requests and authorized(cdn) == []
 
 
+def test_a_401_after_a_redirect_says_the_token_stays_home(
+    cli: CliRunner, registry: Path, server: FaultServer
+) -> None:
+    cli("registry", "add", "company", server.url, check=True)
+    with FaultServer(registry) as cdn:
+        server.redirect(r"^/packages/", cdn.url.replace("127.0.0.1", "localhost"))
+        cdn.storm(r"^/packages/", 401, times=None)
+        proc = cli("install", "acme/devtools", extra_env={"ONTOSKILLS_TOKEN": TOKEN})
+        assert authorized(cdn) == []
+    assert proc.returncode == 6, proc.stderr
+    assert "never follows a redirect" in proc.stderr
+    nowhere(proc.stdout, proc.stderr)
+
+
 def test_consent_sends_the_token_to_exactly_the_listed_origins(
     cli: CliRunner, server: FaultServer, tmp_path: Path
 ) -> None:
@@ -385,7 +399,7 @@ def test_a_redirect_to_a_presigned_url_never_shows_its_signature(
         "git+https://host/reg.git#main",
         "git@github.com:acme/reg.git",
         "ssh://git@github.com/acme/reg.git",
-        "https://reg.example.com/skills/?channel=stable&keyword=x",
+        "https://reg.example.com/skills/?channel=stable&keyword=x&author=acme",
         "/home/me/registry?token=not-a-url",
         "http://[::1]:8080/reg/",
         "https://[bad/",
