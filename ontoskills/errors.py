@@ -7,6 +7,8 @@ The codes are part of the public contract (docs/CLI.md) and are tested one by on
 
 from __future__ import annotations
 
+from .redact import redact_text
+
 EXIT_OK = 0
 EXIT_OTHER = 1
 EXIT_USAGE = 2
@@ -27,9 +29,12 @@ class OntoskillsError(Exception):
     exit_code: int = EXIT_OTHER
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        # Every error reaches a terminal, a --json document or an MCP reply: a URL in it
+        # (a registry's, a redirect target, libgit2's text) loses its credentials here.
+        message = redact_text(message)
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = None if hint is None else redact_text(hint)
 
     def __str__(self) -> str:
         return self.message

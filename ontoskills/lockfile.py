@@ -21,6 +21,7 @@ from . import limits
 from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, Tier
+from .redact import redact_url
 from .safety import check_relpath, is_valid_name, split_package_id
 
 if sys.version_info >= (3, 11):
@@ -136,7 +137,10 @@ def dump(lock: Lockfile, lock_dir: Path) -> bytes:
         regs = {}
         for name in sorted(lock.registries):
             r = lock.registries[name]
-            entry: dict[str, Any] = {"kind": r.kind, "url": _portable_url(r.url, lock_dir)}
+            # No credential is ever written back (a hand-edited one included): a registry
+            # URL carrying one is refused where it is used (registries.RegistryConfig).
+            url = redact_url(_portable_url(r.url, lock_dir))
+            entry: dict[str, Any] = {"kind": r.kind, "url": url}
             if r.commit:
                 entry["commit"] = r.commit
             if r.index_sha256:

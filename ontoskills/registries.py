@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from .choices import Choice
 from .errors import ConfigError
 from .paths import expand_user
+from .redact import redact_url, url_secret
 
 
 class RegistryKind(Choice):
@@ -35,14 +36,14 @@ class RegistryConfig:
     root: str | None = None  # trusted TUF root.json (signed registries, docs/SECURITY.md)
 
     def __post_init__(self) -> None:
-        # Credentials in a URL would end up in the lockfile, config and error messages.
-        parts = urlsplit(self.url) if "://" in self.url else None
-        if parts is not None and (
-            parts.password is not None
-            or (parts.username is not None and parts.scheme in ("http", "https", "git+https"))
-        ):
+        # Credentials in a URL (userinfo, `?token=`, a presigned signature) would end up in
+        # the lockfile, config.toml, the SBOM and messages: every registry is built here
+        # (registry add, config.toml, --registry, ONTOSKILLS_REGISTRY, a lock), so one refusal
+        # keeps them out of everything persisted; what is shown goes through redact_url.
+        secret = url_secret(self.url)
+        if secret is not None:
             raise ConfigError(
-                f"registry {self.name}: the URL contains credentials",
+                f"registry {self.name}: the URL contains credentials ({secret})",
                 hint="remove them from the URL and set ONTOSKILLS_TOKEN (or GITHUB_TOKEN) instead",
             )
 
@@ -50,7 +51,7 @@ class RegistryConfig:
         """`registry add/list --json` (a public shape: keys written out)."""
         return {
             "name": self.name,
-            "url": self.url,
+            "url": redact_url(self.url),  # clean by construction; shown redacted regardless
             "kind": str(self.kind),
             "trust": None if self.trust is None else str(self.trust),
             "root": self.root,  # the pinned TUF root (signed registries), else null

@@ -11,6 +11,7 @@ bundled CycloneDX 1.6 JSON schema before it is written.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 import warnings
 from pathlib import Path
@@ -42,6 +43,7 @@ from .lockfile import (
     is_local_url,
     read_lock_bytes,
 )
+from .redact import redact_url
 
 
 def _files(owner: str, files: list[LockedFile]) -> list[Component]:
@@ -107,7 +109,8 @@ def build(lock: Lockfile, lock_bytes: bytes, subject: str) -> Bom:
     meta = BomMetaData(component=root)
     meta.tools.tools.add(Tool(vendor="ontoskills", name="ontoskills", version=__version__))
     components = [
-        _package(p, lock.registries.get(p.registry)) for _, p in sorted(lock.packages.items())
+        _package(p, _shown(lock.registries.get(p.registry)))
+        for _, p in sorted(lock.packages.items())
     ]
     if lock.embeddings is not None:
         m = lock.embeddings
@@ -119,7 +122,7 @@ def build(lock: Lockfile, lock_bytes: bytes, subject: str) -> Bom:
                 bom_ref="embeddings",
                 properties=[
                     Property(name="ontoskills:dimension", value=str(m.dimension)),
-                    Property(name="ontoskills:source", value=m.source),
+                    Property(name="ontoskills:source", value=redact_url(m.source)),
                 ],
                 components=_files("embeddings", m.files),
             )
@@ -135,6 +138,12 @@ def build(lock: Lockfile, lock_bytes: bytes, subject: str) -> Bom:
     for c in components:
         bom.dependencies.add(Dependency(ref=c.bom_ref))
     return bom
+
+
+def _shown(reg: LockedRegistry | None) -> LockedRegistry | None:
+    """The registry as the SBOM names it: a hand-edited lock's `user:password@` or
+    `?token=` never reaches the document (redact.redact_url; the host and path stay)."""
+    return None if reg is None else dataclasses.replace(reg, url=redact_url(reg.url))
 
 
 def _sha(data: bytes) -> str:

@@ -103,11 +103,20 @@ class AppContext:
             require_signed=self.require_signed,
         )
 
-    def source_options(self, reporter: Reporter | None = None) -> SourceOptions:
+    def source_options(
+        self, reporter: Reporter | None = None, *, also_token_for: tuple[str, ...] = ()
+    ) -> SourceOptions:
+        """Source settings for this command. ONTOSKILLS_TOKEN may go to the registries the
+        user configured (the built-in one while no other is) and ONTOSKILLS_TOKEN_FOR's
+        origins, never to one only a lock or --registry names (docs/SECURITY.md);
+        `also_token_for`: a registry being configured right now (`registry add`)."""
         from ..sources import SourceOptions
+        from ..sources._auth import token_origins
 
         net = self.config.network
+        configured = [r.url for r in self.config.effective_registries()]
         return SourceOptions(
+            token_origins=token_origins([*configured, *also_token_for]),
             cache=self.cache,
             offline=self.offline or _env_flag("ONTOSKILLS_OFFLINE"),
             allow_insecure_http=self.allow_insecure_http or net.allow_insecure_http,

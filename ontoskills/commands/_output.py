@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # a live bar only on a terminal: imported when one starts
     from rich.progress import Progress
 
 from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
+from ..redact import redact_text
 from ._context import AppContext, in_ci
 from ._result import CommandResult, Doc, Reported
 
@@ -42,8 +43,9 @@ def printable(text: str) -> str:
 
 
 def shown(text: str) -> str:
-    """`text` for a rich console line: controls escaped, then rich's markup escaped."""
-    return escape(printable(text))
+    """`text` for a rich console line: URL credentials out (redact.py: `cloning <url>`,
+    a warning naming a redirect target), controls escaped, then rich's markup escaped."""
+    return escape(printable(redact_text(text)))
 
 
 class StdoutClosed(Exception):
@@ -114,7 +116,7 @@ class Output:
     def warn(self, message: str) -> None:
         """Every warning of the command comes here (the domain's through the reporter): on
         stderr when it happens, and into the result, so `--json` lists it too. Once each."""
-        if self.result.warn(message):
+        if self.result.warn(redact_text(message)):
             self.err.print(f"[yellow]warning:[/yellow] {shown(message)}")
 
     # machine-facing ---------------------------------------------------------------

@@ -139,7 +139,7 @@ def _pin_root(
         data = read_root_file(root)
         where = str(root)
     else:
-        source = open_source(reg, app_ctx.source_options())
+        source = open_source(reg, app_ctx.source_options(also_token_for=(reg.url,)))
         try:
             data = source.read(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
         except NotFoundError:

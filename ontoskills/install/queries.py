@@ -13,6 +13,7 @@ from ..fsutil import sha256_bytes
 from ..lockfile import Lockfile, load
 from ..manifest import parse_manifest
 from ..paths import Home
+from ..redact import redact_url
 from ..safety import parse_spec
 from ..sources.sparse import client_tier
 from . import homelock
@@ -69,7 +70,7 @@ def package_info(session: Session, spec: str) -> dict[str, Any]:
         "registry": {
             "name": pkg.registry,
             "kind": reg.kind if reg else None,
-            "url": reg.url if reg else None,
+            "url": redact_url(reg.url) if reg else None,
             "commit": pkg.commit,
         },
         "path": str(session.home.package_dir(pid)),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ADHOC_TRUST, Config, default_registry
-from ..errors import NotFoundError, OntoskillsError, UsageError
+from ..errors import ConfigError, LockFormatError, NotFoundError, OntoskillsError, UsageError
 from ..lockfile import LockedRegistry, Lockfile
 from ..lockfile import load as load_lock
 from ..manifest import IndexEntry
@@ -71,7 +71,14 @@ class Session:
             configured = self.config.registry_at(locked.url)
         trust = configured.trust if configured is not None else ADHOC_TRUST
         root = configured.root if configured is not None else None
-        return RegistryConfig(locked.name, locked.url, locked.kind, trust, root)
+        try:
+            return RegistryConfig(locked.name, locked.url, locked.kind, trust, root)
+        except ConfigError as exc:  # credentials in the lock's URL (edited by hand)
+            raise LockFormatError(
+                f"{self.lockfile_path}: {exc.message}",
+                hint="remove them from the lock's URL (or restore the lock from version "
+                "control); a token goes in ONTOSKILLS_TOKEN, for a configured registry",
+            ) from None
 
     # sources ------------------------------------------------------------------------
     def source(self, reg: RegistryConfig, pin: str | None = None) -> Source:

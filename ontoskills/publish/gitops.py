@@ -15,6 +15,7 @@ from pathlib import Path
 import pygit2
 
 from ..errors import BusyError, IntegrityError, NetworkError, OntoskillsError, UsageError
+from ..sources._auth import token_origins
 from ..sources._gitremote import TokenCallbacks, git_error
 
 
@@ -277,7 +278,7 @@ class _PushCallbacks(TokenCallbacks):
     """The sources' token callbacks plus the per-reference verdict of a push."""
 
     def __init__(self, remote_url: str) -> None:
-        super().__init__(remote_url)
+        super().__init__(remote_url, origins=_push_origins(remote_url))
         self.rejected: dict[str, str] = {}
 
     def push_update_reference(self, refname, message):  # type: ignore[no-untyped-def]
@@ -285,9 +286,17 @@ class _PushCallbacks(TokenCallbacks):
             self.rejected[refname] = message
 
 
+def _push_origins(url: str) -> frozenset[tuple[str, str, int | None]]:
+    """The remote `publish --registry` names on its own command line is where the maintainer
+    asked to push: its origin may have ONTOSKILLS_TOKEN (never one only a lock names)."""
+    return token_origins([url])
+
+
 def clone(url: str, dest: Path) -> pygit2.Repository:
     try:
-        return pygit2.clone_repository(url, str(dest), callbacks=TokenCallbacks(url))
+        return pygit2.clone_repository(
+            url, str(dest), callbacks=TokenCallbacks(url, origins=_push_origins(url))
+        )
     except (pygit2.GitError, ValueError, OntoskillsError) as exc:
         raise git_error(exc, url, "clone") from None
 

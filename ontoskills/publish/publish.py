@@ -27,6 +27,7 @@ from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
 from ..ownership import Keep, check_target
 from ..progress import NullReporter, Reporter
+from ..redact import redact_url
 from ..registries import slug_for_url
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
@@ -82,7 +83,7 @@ class PublishResult:
             "command": "publish",
             "package_id": self.package_id,
             "version": self.version,
-            "registry": self.registry,
+            "registry": redact_url(self.registry),  # the URL as typed: credentials out
             "target": self.target,
             "trust_tier": self.trust_tier,
             "previous_version": self.previous_version,

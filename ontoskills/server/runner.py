@@ -29,6 +29,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from ..redact import LogRedactor
 from .app import ServeOptions, Service, ServiceHolder, build_server
 
 log = logging.getLogger("ontoskills.server")
@@ -38,6 +39,9 @@ def configure_logging(verbose: bool = False) -> None:
     """Our logs on stderr; the SDK's debug chatter only when asked for."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("ontoskills serve: %(levelname)s %(message)s"))
+    # Every line, the SDK's and uvicorn's access log included (they propagate here): no
+    # query string, session id or bearer token, even with --verbose (redact.py).
+    handler.addFilter(LogRedactor())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)

@@ -17,7 +17,7 @@ from pygit2.enums import CredentialType
 
 from ..errors import AuthError, NetworkError, NotFoundError, OntoskillsError
 from ..paths import expand_user
-from ._auth import Token, auth_hint, token_for
+from ._auth import Origin, Token, auth_hint, token_for
 
 _SCP_RE = re.compile(r"^[\w.-]+@[\w.-]+:")
 _NETWORK_SCHEMES = ("http", "https", "ssh", "git")
@@ -55,10 +55,17 @@ def remote_host(url: str) -> str:
 class TokenCallbacks(pygit2.RemoteCallbacks):
     """Offer the host's token once (libgit2 would otherwise ask again forever)."""
 
-    def __init__(self, remote_url: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        remote_url: str,
+        env: Mapping[str, str] | None = None,
+        *,
+        origins: frozenset[Origin],
+    ) -> None:
         super().__init__()
         self.remote_url = remote_url
         self.env = env
+        self.origins = origins  # where ONTOSKILLS_TOKEN may go (_auth.token_origins)
         self.offered: Token | None = None
         self._asked = 0
 
@@ -70,14 +77,15 @@ class TokenCallbacks(pygit2.RemoteCallbacks):
         if self._asked > 1:  # what we offered was rejected
             raise AuthError(
                 f"{host} refused access to the git repository",
-                hint=auth_hint(self.remote_url, self.offered),
+                hint=auth_hint(self.remote_url, self.offered, self.env, self.origins),
             )
         if allowed_types & CredentialType.USERPASS_PLAINTEXT:
             # checked per URL libgit2 asks for: a token never goes to another host
-            self.offered = token_for(url, self.remote_url, self.env)
+            self.offered = token_for(url, self.remote_url, self.env, self.origins)
             if self.offered is None:
                 raise AuthError(
-                    f"{host} requires authentication", hint=auth_hint(self.remote_url, None)
+                    f"{host} requires authentication",
+                    hint=auth_hint(self.remote_url, None, self.env, self.origins),
                 )
             return pygit2.UserPass("x-access-token", self.offered.value)
         if allowed_types & CredentialType.SSH_KEY:

@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from .. import envvars
 
@@ -105,14 +104,6 @@ _TRANSPORT_TEXT = {
 def transport_text(exc: Exception) -> str:
     name = type(exc).__name__
     return f"{_TRANSPORT_TEXT[name]}, {name}" if name in _TRANSPORT_TEXT else name
-
-
-def display_url(url: str) -> str:
-    """scheme://host[:port]/path: no userinfo or query (they may carry secrets)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 class Deadline:

@@ -14,6 +14,7 @@ from ..manifest import RegistryIndex
 from ..paths import Cache
 from ..progress import Reporter
 from ..registries import RegistryConfig
+from ._auth import Origin
 from ._retry import Deadline
 
 
@@ -42,6 +43,9 @@ class SourceOptions:
     retries: int = 4
     parallel: int = 8
     env: dict[str, str] = field(default_factory=dict)  # for tokens; empty means os.environ
+    # Origins ONTOSKILLS_TOKEN may be sent to (`_auth.token_origins`: the configured
+    # registries' and ONTOSKILLS_TOKEN_FOR's; commands/_context.py); empty: none at all.
+    token_origins: frozenset[Origin] = frozenset()
     # One budget for the whole command's network work (shared by its sources and threads);
     # None: each request only has its own timeouts (library use, tests).
     deadline: Deadline | None = None

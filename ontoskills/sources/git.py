@@ -156,13 +156,16 @@ class GitSource:
         pygit2.settings.server_timeout = max(1, int(wait * 1000))
         pygit2.settings.server_connect_timeout = max(1, int(min(wait, 15) * 1000))
 
+    def _callbacks(self) -> TokenCallbacks:
+        return TokenCallbacks(self.remote_url, self.env, origins=self.options.token_origins)
+
     def _fetch(self, repo: pygit2.Repository, refspecs: list[str]) -> None:
         self._arm_timeouts()
         remote = repo.remotes.create_anonymous(self.remote_url)
         try:
             remote.fetch(
                 refspecs,
-                callbacks=TokenCallbacks(self.remote_url, self.env),
+                callbacks=self._callbacks(),
                 depth=1 if self.network else 0,
             )
         except (pygit2.GitError, OntoskillsError, KeyError, ValueError) as exc:
@@ -173,7 +176,7 @@ class GitSource:
         self._arm_timeouts()
         remote = repo.remotes.create_anonymous(self.remote_url)
         try:
-            heads = remote.list_heads(callbacks=TokenCallbacks(self.remote_url, self.env))
+            heads = remote.list_heads(callbacks=self._callbacks())
         except (pygit2.GitError, OntoskillsError) as exc:
             raise git_error(exc, self.remote_url, "ls-remote") from None
         names = {h.name: h for h in heads}

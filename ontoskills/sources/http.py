@@ -36,13 +36,13 @@ from ..errors import (
 )
 from ..fsutil import CHUNK
 from ..manifest import parse_index
+from ..redact import redact_url
 from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
 from ._retry import (
     RETRY_STATUSES,
     RetryPolicy,
-    display_url,
     parse_retry_after,
     status_text,
     transport_text,
@@ -74,12 +74,6 @@ class _Meta:
     last_modified: str | None
     sha256: str
     size: int
-
-
-def _display(url: str) -> str:
-    """host + path, without userinfo or query (which may carry secrets)."""
-    parts = urlsplit(url)
-    return f"{parts.hostname or ''}{parts.path}"
 
 
 class HttpSource:
@@ -182,7 +176,7 @@ class HttpSource:
         reporter = self.options.reporter
         if reporter is not None:
             reporter.warn(
-                f"retrying {display_url(url)} in {delay:.1f} s "
+                f"retrying {redact_url(url)} in {delay:.1f} s "
                 f"({reason.removeprefix('HTTP ')}), attempt {attempt}/{total}"
             )
 
@@ -192,7 +186,7 @@ class HttpSource:
     ) -> Iterator[tuple[httpx.Response, Token | None]]:
         """GET with redirects followed by hand; each hop gets only the token for its host."""
         for _ in range(MAX_REDIRECTS + 1):
-            token = token_for(url, self.base, self.env)
+            token = token_for(url, self.base, self.env, self.options.token_origins)
             hop = dict(headers)
             if token is not None:
                 hop["Authorization"] = f"Bearer {token.value}"
@@ -209,7 +203,9 @@ class HttpSource:
             finally:
                 resp.close()
             return
-        raise NetworkError(f"{self.host}: more than {MAX_REDIRECTS} redirects for {_display(url)}")
+        raise NetworkError(
+            f"{self.host}: more than {MAX_REDIRECTS} redirects for {redact_url(url)}"
+        )
 
     def _get(
         self,
@@ -236,12 +232,12 @@ class HttpSource:
                     if status in (401, 403):
                         raise AuthError(
                             f"{self.host} refused access to {relpath} (HTTP {status})",
-                            hint=auth_hint(url, token),
+                            hint=auth_hint(url, token, self.env, self.options.token_origins),
                         )
                     if status in (404, 410):
                         raise NotFoundError(
                             f"{relpath} not found in registry {self.config.name} "
-                            f"({_display(url)}, HTTP {status})",
+                            f"({redact_url(url)}, HTTP {status})",
                             hint="check the registry URL and that the package is published",
                         )
                     if status in RETRY_STATUSES or status >= 500:
@@ -250,7 +246,7 @@ class HttpSource:
                             parse_retry_after(resp.headers.get("Retry-After")),
                         )
                     raise NetworkError(
-                        f"{self.host}: unexpected HTTP {status} for {_display(url)}",
+                        f"{self.host}: unexpected HTTP {status} for {redact_url(url)}",
                         hint="check the registry URL",
                     )
             except _Retryable as exc:

@@ -372,9 +372,10 @@ def test_a_token_that_cannot_be_a_header_is_a_usage_error(token: str) -> None:
     gh = "https://github.com/o/r.git"
     with pytest.raises(UsageError, match="GITHUB_TOKEN"):
         token_for(gh, gh, {"GITHUB_TOKEN": token})
-    assert token_for(reg + "x", reg, {"ONTOSKILLS_TOKEN": "  ghp_abc-123.x/y+z=  "}) == Token(
-        "ghp_abc-123.x/y+z=", "ONTOSKILLS_TOKEN"
-    )
+    configured = frozenset({("https", "registry.example", 443)})
+    assert token_for(
+        reg + "x", reg, {"ONTOSKILLS_TOKEN": "  ghp_abc-123.x/y+z=  "}, configured
+    ) == Token("ghp_abc-123.x/y+z=", "ONTOSKILLS_TOKEN")
 
 
 def test_bad_token_over_http_is_exit_2_and_never_sent(cli: CliRunner, tmp_path: Path) -> None:

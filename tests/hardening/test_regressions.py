@@ -55,9 +55,10 @@ def test_bad_network_config_is_a_config_error_exit_2(body: str, tmp_path: Path) 
     ],
 )
 def test_token_only_for_the_registry_origin(url: str, expected: bool) -> None:
-    from ontoskills.sources._auth import token_for
+    from ontoskills.sources._auth import token_for, token_origins
 
-    token = token_for(url, "https://reg.example/", {"ONTOSKILLS_TOKEN": "t"})
+    configured = token_origins(["https://reg.example/"], {"_": ""})
+    token = token_for(url, "https://reg.example/", {"ONTOSKILLS_TOKEN": "t"}, configured)
     assert (token is not None) == expected
 
 

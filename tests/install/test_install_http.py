@@ -124,6 +124,8 @@ def test_401_exit_6_with_hint_and_token_never_printed(
     assert err.value.exit_code == 6
     assert "ONTOSKILLS_TOKEN" in said(domain, err)
     monkeypatch.setenv("ONTOSKILLS_TOKEN", SECRET)
+    # an ad-hoc registry gets the token only with consent (issue 22, docs/SECURITY.md)
+    monkeypatch.setenv("ONTOSKILLS_TOKEN_FOR", server.url.rstrip("/"))
     with pytest.raises(AuthError) as err:
         domain.install("acme/design", registry=server.url)
     assert SECRET not in said(domain, err)
@@ -139,6 +141,7 @@ def test_token_not_forwarded_across_hosts_nor_printed(
 ) -> None:
     monkeypatch.setenv("ONTOSKILLS_TOKEN", SECRET)
     monkeypatch.setenv("GITHUB_TOKEN", SECRET + "-gh")
+    monkeypatch.setenv("ONTOSKILLS_TOKEN_FOR", server.url.rstrip("/"))  # ad-hoc: consent
     with FaultServer(registry) as other:
         # Files live on "another host" (localhost vs 127.0.0.1): a CDN redirect.
         server.redirect(r"^/packages/", other.url.replace("127.0.0.1", "localhost"))

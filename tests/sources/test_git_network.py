@@ -11,6 +11,7 @@ from ontoskills.errors import AuthError
 from ontoskills.paths import Cache
 from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions
+from ontoskills.sources._auth import token_origins
 from ontoskills.sources.git import GitSource
 from tests.conftest import CliRunner
 from tests.helpers.githttp import GitHttpServer, bare_copy, push_to
@@ -40,7 +41,8 @@ def remote(tmp_path: Path) -> tuple[Path, Path, str]:
 
 
 def make(url: str, tmp_path: Path, pin: str | None = None, **kw: object) -> GitSource:
-    opts = SourceOptions(cache=Cache(tmp_path / "cache"), **kw)  # type: ignore[arg-type]
+    configured = token_origins([url], {"_": ""})  # as if configured with `registry add`
+    opts = SourceOptions(cache=Cache(tmp_path / "cache"), token_origins=configured, **kw)  # type: ignore[arg-type]
     return GitSource(RegistryConfig("reg", url, "git"), opts, pin=pin)
 
 

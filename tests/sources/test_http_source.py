@@ -20,6 +20,7 @@ from ontoskills.errors import (
 from ontoskills.paths import Cache
 from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions
+from ontoskills.sources._auth import token_origins
 from ontoskills.sources.http import HttpSource
 from tests.helpers.faults import Fault, FaultServer
 from tests.helpers.registry import build_registry, sample_packages
@@ -47,7 +48,9 @@ def server(registry: Path):  # type: ignore[no-untyped-def]
 def make(
     url: str, tmp_path: Path, *, env: dict[str, str] | None = None, **kw: object
 ) -> HttpSource:
-    opts = SourceOptions(cache=Cache(tmp_path / "cache"), env=env or {"_": ""}, **kw)  # type: ignore[arg-type]
+    env = env or {"_": ""}
+    configured = token_origins([url], env)  # as if configured with `registry add`
+    opts = SourceOptions(cache=Cache(tmp_path / "cache"), env=env, token_origins=configured, **kw)  # type: ignore[arg-type]
     return HttpSource(RegistryConfig("reg", url, "http"), opts)
 
 

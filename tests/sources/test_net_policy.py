@@ -11,7 +11,13 @@ from ontoskills.errors import NetworkError, UsageError
 from ontoskills.paths import Cache
 from ontoskills.registries import RegistryConfig
 from ontoskills.sources import SourceOptions, open_source
-from ontoskills.sources._auth import Token, check_transport, is_loopback, token_for
+from ontoskills.sources._auth import (
+    Token,
+    check_transport,
+    is_loopback,
+    token_for,
+    token_origins,
+)
 from ontoskills.sources._retry import RetryPolicy, parse_retry_after
 
 ENV = {"ONTOSKILLS_TOKEN": "own", "GITHUB_TOKEN": "gh"}
@@ -19,9 +25,12 @@ ENV = {"ONTOSKILLS_TOKEN": "own", "GITHUB_TOKEN": "gh"}
 
 def test_ontoskills_token_only_for_the_registry_host() -> None:
     reg = "https://registry.example.org/store/"
-    assert token_for(reg + "index.json", reg, ENV) == Token("own", "ONTOSKILLS_TOKEN")
-    assert token_for("https://cdn.example.org/x", reg, ENV) is None
-    assert token_for("https://registry.example.org.evil.com/x", reg, ENV) is None
+    configured = token_origins([reg], {"_": ""})  # the registry is configured
+    own = token_for(reg + "index.json", reg, ENV, configured)
+    assert own == Token("own", "ONTOSKILLS_TOKEN")
+    assert token_for(reg + "index.json", reg, ENV) is None  # not configured: withheld
+    assert token_for("https://cdn.example.org/x", reg, ENV, configured) is None
+    assert token_for("https://registry.example.org.evil.com/x", reg, ENV, configured) is None
 
 
 def test_github_token_only_for_github_hosts() -> None:
