@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError
+from ..query import parse_part
 from .parts import Part, SkillParts, one_line, size_label, split_parts
 from .render import knowledge_line, requirement_line
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 # ("section-" + a 40-char slug + a "-NNNN" suffix) and a title cut to 80 characters.
 _WORST_ID = "x" * 56
 _WORST_TITLE = "x" * 80
-_SEPARATORS = "/@:"  # part/2, part@2, part:2
 _DESC_CHARS = 1500  # an overview quotes at most this much of the description
 _LINE_CHARS = 300  # ... and of one knowledge rule or workflow outline
 _HEADER = 100  # room for a block's heading or "... N more" line
@@ -49,36 +49,6 @@ class ContextAnswer:
     def size(self) -> int:
         """Characters the client receives: text + structuredContent JSON."""
         return len(self.text) + json_chars(self.structured)
-
-
-def split_ref(q: str) -> tuple[str, str] | None:
-    """'acme/docs/pdf#knowledge/2' -> ('acme/docs/pdf', 'knowledge/2'); None if not a ref.
-
-    The last '#' splits (skill IRIs contain one); the skill side has no spaces, so a
-    question such as "C# async patterns" stays a search.
-    """
-    skill, sep, spec = q.strip().rpartition("#")
-    skill = skill.strip()
-    if not sep or not skill or any(c.isspace() for c in skill):
-        return None
-    return skill, spec.strip()
-
-
-def parse_spec(spec: str) -> tuple[str, int | None]:
-    """'knowledge/2' (also '@2', ':2') -> ('knowledge', 2); 'code-3' -> ('code-3', None).
-
-    Scanned by hand from the end: a regex with a lazy name and optional spaces backtracks
-    quadratically on a long run of spaces (16k chars of `q` took ~40 s).
-    """
-    text = spec.strip()
-    end = len(text)
-    digits = end
-    while digits > 0 and text[digits - 1].isascii() and text[digits - 1].isdigit():
-        digits -= 1
-    sep = len(text[:digits].rstrip())
-    if digits == end or end - digits > 9 or sep == 0 or text[sep - 1] not in _SEPARATORS:
-        return text, None
-    return text[: sep - 1].strip(), int(text[digits:])
 
 
 def paginate(text: str, size: int) -> list[str]:
@@ -154,7 +124,7 @@ class Disclosure:
         return self._pages[part.id]
 
     def part(self, spec: str) -> ContextAnswer:
-        name, page = parse_spec(spec)
+        name, page = parse_part(spec)
         if not name:
             return self.overview()
         part = self.parts.find(name)

@@ -32,10 +32,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
+from .. import __version__, query
 from ..config import DEFAULT_CONTEXT_BUDGET
-from ..errors import OntoskillsError
+from ..errors import OntoskillsError, UsageError
 from ..manifest import tier_rank
+from ..query import QUERY_MAX_CHARS
 from ..search import MAX_TOP_K
 from . import answers, prompts, skills_ext
 from .notices import Notices
@@ -57,7 +58,6 @@ SCHEMA_RESOURCE = types.Resource(
     "and properties the installed skills use (compact JSON).",
     mime_type="application/json",
 )
-MAX_QUERY_CHARS = 16_384
 
 TOOL_DESCRIPTION = (
     "Find and load OntoSkills: expert, structured skills (procedures, rules, pitfalls, code "
@@ -84,7 +84,7 @@ INPUT_SCHEMA: dict[str, Any] = {
         "q": {
             "type": "string",
             "minLength": 1,
-            "maxLength": MAX_QUERY_CHARS,
+            "maxLength": QUERY_MAX_CHARS,
             "description": "What you need, in natural language; or a skill id "
             "(author/pkg/skill or skill) for that skill's overview; or '<skill id>#<part id>' "
             "(page N: '<skill id>#<part id>/N') for one part of it.",
@@ -217,11 +217,10 @@ def check_arguments(arguments: dict[str, Any] | None) -> tuple[str, int]:
     q = args.get("q")
     if not isinstance(q, str):
         raise ToolInputError("`q` is required and must be a string")
-    q = q.strip()
-    if not q:
-        raise ToolInputError("`q` is empty: describe the task or give a skill id")
-    if len(q) > MAX_QUERY_CHARS:
-        raise ToolInputError(f"`q` is longer than {MAX_QUERY_CHARS} characters; shorten it")
+    try:
+        q = query.clean(q)  # the grammar's own checks: the CLI refuses the same queries
+    except UsageError as e:
+        raise ToolInputError(f"`q`: {e}; {e.hint}") from None
     top_k = args.get("top_k", 5)
     if isinstance(top_k, float) and top_k.is_integer():
         top_k = int(top_k)  # JSON has one number type; 5.0 is a fine 5
