@@ -114,6 +114,31 @@ def test_nothing_imports_commands_but_the_cli() -> None:
     assert bad == [], "only cli.py may import commands/ (docs/ARCHITECTURE.md):\n" + "\n".join(bad)
 
 
+def is_verb_module(module: str) -> bool:
+    """commands/<verb>.py, not the shared `_private` modules (options, runner, output)."""
+    package, _, leaf = module.rpartition(".")
+    return package == "ontoskills.commands" and not leaf.startswith("_")
+
+
+def test_no_verb_module_imports_another() -> None:
+    """Shared options live in commands/_options.py, the mutation runner in _mutation.py, the
+    service opener in _service.py: a verb module importing another verb's module couples two
+    verbs (and makes one load the other's dependencies). A verb group may mount its own
+    sub-command modules (`registry` -> `registry_maint`, `registry_signing`)."""
+    bad = [
+        str(i)
+        for i in ours()
+        if is_verb_module(i.source)
+        and is_verb_module(i.target)
+        and i.source != i.target
+        # a verb group's own sub-commands: registry.py mounts registry_maint, _signing
+        and not i.target.startswith(i.source + "_")
+    ]
+    assert bad == [], "verb modules import each other:\n" + "\n".join(bad)
+    assert is_verb_module("ontoskills.commands.install")
+    assert not is_verb_module("ontoskills.commands._options")
+
+
 def test_the_base_layer_imports_no_domain_or_entry_package() -> None:
     bad = [
         str(i)

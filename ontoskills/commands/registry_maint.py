@@ -12,18 +12,9 @@ from ..registries import RegistryConfig, detect_kind, slug_for_url
 from ..sources import Source, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
+from ._options import KeysOpt
 from ._output import Output, printable, run
 from ._result import Doc
-
-KeysOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--keys",
-        metavar="DIR",
-        help="Private keys folder (outside the registry; default "
-        "$ONTOSKILLS_HOME/keys/<registry>; or ONTOSKILLS_KEYS_DIR).",
-    ),
-]
 
 if TYPE_CHECKING:
     from ..publish.verify import VerifyReport
