@@ -318,7 +318,12 @@ def read_lock_bytes(path: Path) -> bytes | None:
 
 
 def load(path: Path, *, required: bool = False) -> Lockfile:
-    data = read_lock_bytes(path)
+    return from_bytes(read_lock_bytes(path), path, required=required)
+
+
+def from_bytes(data: bytes | None, path: Path, *, required: bool = False) -> Lockfile:
+    """The lock `data` (read from `path`; None: there is none) parsed: for a caller that also
+    needs the bytes (their sha256), so the file is read once."""
     if data is None:
         if required:
             raise LockMissingError(

@@ -3,7 +3,7 @@
 Its own module (not config.py, not sources/) because both need it: config.py parses
 `[registries.*]` into `RegistryConfig`, and every source is opened from one. Before, config
 imported `sources.detect_kind` and sources imported `config.RegistryConfig`: the only import
-cycle between packages (tests/test_import_cycles.py keeps it gone).
+cycle between packages (tests/test_architecture.py keeps it gone).
 """
 
 from __future__ import annotations

@@ -68,11 +68,9 @@ def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
     """
     if not report.lock_changed and all(c.action == "unchanged" for c in report.changes):
         return
-    from ..lockfile import load
-
+    if not report.embeddings:
+        return
     try:
-        if load(app.lockfile).embeddings is None:
-            return
         from ..search.service import SkillService  # numpy, pyoxigraph: only on this path
 
         rep.stage("indexing the installed skills for search")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +80,17 @@ class Session:
         return self._sources[key]
 
     # signed registries (signing/, docs/SECURITY.md) ----------------------------------------
+    def remember_lock(self, lock: Lockfile) -> None:
+        """The lock as it was when the command started (a mutation has just read it): what
+        `locked_registry` answers from, so the file is not read again."""
+        self._lock = lock
+
+    def lock_at_start(self) -> Lockfile:
+        """The lock as the command found it (read when nothing remembered it)."""
+        self.locked_registry("")  # loads it when needed
+        assert self._lock is not None
+        return self._lock
+
     def locked_registry(self, url: str) -> LockedRegistry | None:
         """The lock's record of the registry at `url` (what it says about signatures)."""
         if self._lock is None:
@@ -162,6 +172,3 @@ def lock_registry_name(lock: Lockfile, reg: RegistryConfig) -> str:
         n += 1
     return name
 
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
