@@ -21,6 +21,7 @@ from . import limits
 from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, Tier
+from .registries import RegistryKind
 from .safety import check_relpath, is_valid_name, split_package_id
 
 if sys.version_info >= (3, 11):
@@ -51,7 +52,7 @@ class LockedFile:
 @dataclass(frozen=True)
 class LockedRegistry:
     name: str
-    kind: str
+    kind: RegistryKind
     url: str
     commit: str | None = None
     index_sha256: str | None = None
@@ -253,9 +254,16 @@ def _parse(text: str, path: Path) -> Lockfile:
             raise _err(path, f"registries.{name}: a signed registry needs its root_keys")
         if any(not isinstance(r.get(k, ""), str) for k in ("commit", "index_sha256")):
             raise _err(path, f"registries.{name}: commit and index_sha256 must be strings")
+        kind = RegistryKind.get(r.get("kind"))
+        if kind is None:
+            raise _err(
+                path,
+                f"registries.{name}: unknown kind {str(r.get('kind'))[:40]!r} "
+                f"(one of {RegistryKind.listed()})",
+            )
         lock.registries[name] = LockedRegistry(
             name=name,
-            kind=str(r.get("kind", "")),
+            kind=kind,
             url=_absolute_url(r["url"], lock_dir),
             commit=r.get("commit"),
             index_sha256=r.get("index_sha256"),

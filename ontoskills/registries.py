@@ -30,11 +30,18 @@ class RegistryKind(Choice):
 class RegistryConfig:
     name: str
     url: str
-    kind: str  # a RegistryKind value
+    kind: RegistryKind  # a plain string is read as one (unknown: ConfigError, exit 2)
     trust: str | None = None  # a Tier value: the cap on tiers read from this registry
     root: str | None = None  # trusted TUF root.json (signed registries, docs/SECURITY.md)
 
     def __post_init__(self) -> None:
+        kind = RegistryKind.get(self.kind)
+        if kind is None:
+            raise ConfigError(
+                f"registry {self.name}: unknown kind {str(self.kind)[:40]!r}",
+                hint=f"use one of {RegistryKind.listed()}",
+            )
+        object.__setattr__(self, "kind", kind)
         # Credentials in a URL would end up in the lockfile, config and error messages.
         parts = urlsplit(self.url) if "://" in self.url else None
         if parts is not None and (

@@ -15,7 +15,7 @@ from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
 from ..registries import RegistryConfig, detect_kind, same_location, slug_for_url
 from ..signing.gate import Expectation, Opened, open_registry
-from ..sources import IndexSnapshot, Source, SourceOptions, open_source
+from ..sources import BaseSource, IndexSnapshot, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
 
@@ -31,7 +31,7 @@ class Session:
     require_signed: bool = False  # --require-signed (config.require_signed applies too)
     _opened: dict[str, Opened] = field(default_factory=dict, repr=False)
     _lock: Lockfile | None = field(default=None, repr=False)
-    _sources: dict[tuple[str, str | None], Source] = field(default_factory=dict, repr=False)
+    _sources: dict[tuple[str, str | None], BaseSource] = field(default_factory=dict, repr=False)
     _snapshots: dict[tuple[str, str | None], IndexSnapshot] = field(
         default_factory=dict, repr=False
     )
@@ -73,7 +73,7 @@ class Session:
         return RegistryConfig(locked.name, locked.url, locked.kind, trust, root)
 
     # sources ------------------------------------------------------------------------
-    def source(self, reg: RegistryConfig, pin: str | None = None) -> Source:
+    def source(self, reg: RegistryConfig, pin: str | None = None) -> BaseSource:
         key = (reg.url, pin)
         if key not in self._sources:
             self._sources[key] = open_source(reg, self.options, pin=pin)
@@ -122,7 +122,7 @@ class Session:
             )
         return self._opened[reg.url]
 
-    def index_source(self, reg: RegistryConfig) -> Source:
+    def index_source(self, reg: RegistryConfig) -> BaseSource:
         """Where the index, sparse entries and manifests are read: a signed registry's
         source verifies each of them against its signed targets."""
         return self.opened(reg).source
