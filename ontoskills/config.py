@@ -31,7 +31,7 @@ import math
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tomli_w
 
@@ -42,6 +42,8 @@ from .fsutil import atomic_write_through
 from .manifest import LOCAL_TIER, Tier
 from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
 from .safety import is_valid_name
+
+C = TypeVar("C", bound=Choice)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -226,7 +228,7 @@ def _string(table: dict[str, Any], key: str, where: str, name: str) -> str | Non
     return value or None  # an empty string means unset, as before
 
 
-def _choice(table: dict[str, Any], key: str, where: str, kind: type[Choice]) -> Choice | None:
+def _choice(table: dict[str, Any], key: str, where: str, kind: type[C]) -> C | None:
     if key not in table:
         return None
     value = kind.get(table[key])

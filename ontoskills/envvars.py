@@ -95,3 +95,14 @@ def check_all(environ: Mapping[str, str] | None = None) -> None:
     """Validate every numeric variable that is set: the CLI calls this before any command."""
     for name in VARS:
         get(name, environ)
+
+
+# Flags (CI, ONTOSKILLS_OFFLINE): one truthiness rule. Set to anything but these is on, as CI
+# services set `CI` to `true`, `1` or their own name (`CI=woodpecker`).
+_FALSE_WORDS = ("", "0", "false", "no", "off")
+
+
+def flag(name: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether the flag variable `name` is on (see `_FALSE_WORDS` for off)."""
+    value = (os.environ if env is None else env).get(name, "")
+    return value.strip().lower() not in _FALSE_WORDS

@@ -7,6 +7,8 @@ The codes are part of the public contract (docs/CLI.md) and are tested one by on
 
 from __future__ import annotations
 
+import errno
+
 from .redact import redact_text
 
 EXIT_OK = 0
@@ -176,11 +178,11 @@ class UnsignedRegistryError(SignatureError):
 # Every error gets a hint line (docs/CLI.md): this one for a path of the wrong kind and the rest.
 _OS_HINT = "check that path and its permissions (--home, --lockfile, ONTOSKILLS_CACHE_DIR)"
 _OS_HINTS = {
-    28: "free some disk space (`ontoskills cache clean` helps) and run the command again",
-    30: "the home is on a read-only filesystem; use a writable --home",
-    13: "check the permissions of the home (or pass a writable --home)",
-    122: "you are over your disk quota; free some space and run the command again",
-    27: "a file is larger than this process may write (ulimit -f); raise the limit",
+    errno.ENOSPC: "free some disk space (`ontoskills cache clean` helps) and run the command again",
+    errno.EROFS: "the home is on a read-only filesystem; use a writable --home",
+    errno.EACCES: "check the permissions of the home (or pass a writable --home)",
+    errno.EDQUOT: "you are over your disk quota; free some space and run the command again",
+    errno.EFBIG: "a file is larger than this process may write (ulimit -f); raise the limit",
 }
 
 

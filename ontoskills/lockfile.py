@@ -22,6 +22,7 @@ from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, Tier
 from .redact import redact_url
+from .registries import RegistryKind
 from .safety import check_relpath, is_valid_name, split_package_id
 
 if sys.version_info >= (3, 11):
@@ -52,7 +53,7 @@ class LockedFile:
 @dataclass(frozen=True)
 class LockedRegistry:
     name: str
-    kind: str
+    kind: RegistryKind
     url: str
     commit: str | None = None
     index_sha256: str | None = None
@@ -257,9 +258,16 @@ def _parse(text: str, path: Path) -> Lockfile:
             raise _err(path, f"registries.{name}: a signed registry needs its root_keys")
         if any(not isinstance(r.get(k, ""), str) for k in ("commit", "index_sha256")):
             raise _err(path, f"registries.{name}: commit and index_sha256 must be strings")
+        kind = RegistryKind.get(r.get("kind"))
+        if kind is None:
+            raise _err(
+                path,
+                f"registries.{name}: unknown kind {str(r.get('kind'))[:40]!r} "
+                f"(one of {RegistryKind.listed()})",
+            )
         lock.registries[name] = LockedRegistry(
             name=name,
-            kind=str(r.get("kind", "")),
+            kind=kind,
             url=_absolute_url(r["url"], lock_dir),
             commit=r.get("commit"),
             index_sha256=r.get("index_sha256"),
@@ -322,7 +330,12 @@ def read_lock_bytes(path: Path) -> bytes | None:
 
 
 def load(path: Path, *, required: bool = False) -> Lockfile:
-    data = read_lock_bytes(path)
+    return from_bytes(read_lock_bytes(path), path, required=required)
+
+
+def from_bytes(data: bytes | None, path: Path, *, required: bool = False) -> Lockfile:
+    """The lock `data` (read from `path`; None: there is none) parsed: for a caller that also
+    needs the bytes (their sha256), so the file is read once."""
     if data is None:
         if required:
             raise LockMissingError(

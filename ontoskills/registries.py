@@ -3,7 +3,7 @@
 Its own module (not config.py, not sources/) because both need it: config.py parses
 `[registries.*]` into `RegistryConfig`, and every source is opened from one. Before, config
 imported `sources.detect_kind` and sources imported `config.RegistryConfig`: the only import
-cycle between packages (tests/test_import_cycles.py keeps it gone).
+cycle between packages (tests/test_architecture.py keeps it gone).
 """
 
 from __future__ import annotations
@@ -31,11 +31,18 @@ class RegistryKind(Choice):
 class RegistryConfig:
     name: str
     url: str
-    kind: str  # a RegistryKind value
+    kind: RegistryKind  # a plain string is read as one (unknown: ConfigError, exit 2)
     trust: str | None = None  # a Tier value: the cap on tiers read from this registry
     root: str | None = None  # trusted TUF root.json (signed registries, docs/SECURITY.md)
 
     def __post_init__(self) -> None:
+        kind = RegistryKind.get(self.kind)
+        if kind is None:
+            raise ConfigError(
+                f"registry {self.name}: unknown kind {str(self.kind)[:40]!r}",
+                hint=f"use one of {RegistryKind.listed()}",
+            )
+        object.__setattr__(self, "kind", kind)
         # Credentials in a URL (userinfo, `?token=`, a presigned signature) would end up in
         # the lockfile, config.toml, the SBOM and messages: every registry is built here
         # (registry add, config.toml, --registry, ONTOSKILLS_REGISTRY, a lock), so one refusal

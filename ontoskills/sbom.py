@@ -44,6 +44,7 @@ from .lockfile import (
     read_lock_bytes,
 )
 from .redact import redact_url
+from .sources import source_class
 
 
 def _files(owner: str, files: list[LockedFile]) -> list[Component]:
@@ -65,7 +66,8 @@ def _files(owner: str, files: list[LockedFile]) -> list[Component]:
 def _registry_refs(reg: LockedRegistry | None) -> list[ExternalReference]:
     if reg is None or is_local_url(reg.url):
         return []  # a local path is not a URI another machine could follow
-    kind = ExternalReferenceType.VCS if reg.kind == "git" else ExternalReferenceType.DISTRIBUTION
+    vcs = source_class(reg.kind).vcs  # the lock's kind was checked when it was read
+    kind = ExternalReferenceType.VCS if vcs else ExternalReferenceType.DISTRIBUTION
     return [ExternalReference(type=kind, url=XsUri(reg.url))]
 
 

@@ -114,6 +114,77 @@ def test_nothing_imports_commands_but_the_cli() -> None:
     assert bad == [], "only cli.py may import commands/ (docs/ARCHITECTURE.md):\n" + "\n".join(bad)
 
 
+def is_verb_module(module: str) -> bool:
+    """commands/<verb>.py, not the shared `_private` modules (options, runner, output)."""
+    package, _, leaf = module.rpartition(".")
+    return package == "ontoskills.commands" and not leaf.startswith("_")
+
+
+def test_no_verb_module_imports_another() -> None:
+    """Shared options live in commands/_options.py, the mutation runner in _mutation.py, the
+    service opener in _service.py: a verb module importing another verb's module couples two
+    verbs (and makes one load the other's dependencies). A verb group may mount its own
+    sub-command modules (`registry` -> `registry_maint`, `registry_signing`)."""
+    bad = [
+        str(i)
+        for i in ours()
+        if is_verb_module(i.source)
+        and is_verb_module(i.target)
+        and i.source != i.target
+        # a verb group's own sub-commands: registry.py mounts registry_maint, _signing
+        and not i.target.startswith(i.source + "_")
+    ]
+    assert bad == [], "verb modules import each other:\n" + "\n".join(bad)
+    assert is_verb_module("ontoskills.commands.install")
+    assert not is_verb_module("ontoskills.commands._options")
+
+
+KIND_WORDS = {"http", "folder", "git"}  # registries.RegistryKind's values
+
+
+def kind_tests(tree: ast.AST) -> Iterator[int]:
+    """Lines comparing something named `kind` (or `RegistryKind.X`) with a registry kind."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        named = any(
+            (isinstance(x, ast.Attribute) and x.attr == "kind")
+            or (isinstance(x, ast.Name) and x.id == "kind")
+            for x in sides
+        )
+        words = [x for x in ast.walk(node) if isinstance(x, ast.Constant)]
+        members = [
+            x
+            for x in ast.walk(node)
+            if isinstance(x, ast.Attribute)
+            and isinstance(x.value, ast.Name)
+            and x.value.id == "RegistryKind"
+        ]
+        if named and (any(w.value in KIND_WORDS for w in words) or members):
+            yield node.lineno
+
+
+def test_no_registry_kind_is_tested_by_name_outside_the_kind_table() -> None:
+    """Callers ask a source what it can do (`parallel_fetch`, `vcs`, ...): a new kind is one
+    module, one enum member and one detect rule, not a hunt for `== "http"`."""
+    allowed = {
+        "ontoskills/sources/__init__.py",
+        "ontoskills/registries.py",
+        # publish's targets (folder, git checkout, remote) are not registry kinds
+        "ontoskills/publish/publish.py",
+    }
+    bad = [
+        f"{path.relative_to(REPO)}:{line}"
+        for name, path in modules().items()
+        if str(path.relative_to(REPO)) not in allowed
+        for line in kind_tests(tree(path))
+    ]
+    assert bad == [], "registry kinds tested by name:\n" + "\n".join(bad)
+    sample = ast.parse('if reg.kind == "git": pass\nif kind is RegistryKind.HTTP: pass')
+    assert list(kind_tests(sample)) == [1, 2]  # the finder finds what it looks for
+
+
 def test_the_base_layer_imports_no_domain_or_entry_package() -> None:
     bad = [
         str(i)

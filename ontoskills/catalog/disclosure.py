@@ -16,10 +16,12 @@ sizes and the part index, never a second copy of the text.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError
+from ..query import parse_part
 from .parts import Part, SkillParts, one_line, size_label, split_parts
 from .render import knowledge_line, requirement_line
 
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
 # ("section-" + a 40-char slug + a "-NNNN" suffix) and a title cut to 80 characters.
 _WORST_ID = "x" * 56
 _WORST_TITLE = "x" * 80
-_SEPARATORS = "/@:"  # part/2, part@2, part:2
 _DESC_CHARS = 1500  # an overview quotes at most this much of the description
 _LINE_CHARS = 300  # ... and of one knowledge rule or workflow outline
 _HEADER = 100  # room for a block's heading or "... N more" line
@@ -51,34 +52,31 @@ class ContextAnswer:
         return len(self.text) + json_chars(self.structured)
 
 
-def split_ref(q: str) -> tuple[str, str] | None:
-    """'acme/docs/pdf#knowledge/2' -> ('acme/docs/pdf', 'knowledge/2'); None if not a ref.
+def _allocate(need: dict[str, int], room: int) -> dict[str, int]:
+    """Room per overview block: its share first, then what is left to the blocks that need
+    more, knowledge first."""
+    shares = {"knowledge": 0.4, "workflows": 0.2, "index": 0.4}
+    alloc = {k: min(need[k], int(room * shares[k])) for k in need}
+    left = room - sum(alloc.values())
+    for k in ("knowledge", "index", "workflows"):
+        extra = min(need[k] - alloc[k], left)
+        alloc[k] += extra
+        left -= extra
+    return alloc
 
-    The last '#' splits (skill IRIs contain one); the skill side has no spaces, so a
-    question such as "C# async patterns" stays a search.
-    """
-    skill, sep, spec = q.strip().rpartition("#")
-    skill = skill.strip()
-    if not sep or not skill or any(c.isspace() for c in skill):
-        return None
-    return skill, spec.strip()
 
-
-def parse_spec(spec: str) -> tuple[str, int | None]:
-    """'knowledge/2' (also '@2', ':2') -> ('knowledge', 2); 'code-3' -> ('code-3', None).
-
-    Scanned by hand from the end: a regex with a lazy name and optional spaces backtracks
-    quadratically on a long run of spaces (16k chars of `q` took ~40 s).
-    """
-    text = spec.strip()
-    end = len(text)
-    digits = end
-    while digits > 0 and text[digits - 1].isascii() and text[digits - 1].isdigit():
-        digits -= 1
-    sep = len(text[:digits].rstrip())
-    if digits == end or end - digits > 9 or sep == 0 or text[sep - 1] not in _SEPARATORS:
-        return text, None
-    return text[: sep - 1].strip(), int(text[digits:])
+def _knowledge_block(knowledge: list[str], room: int) -> list[str]:
+    """The most severe rules that fit `room`, under a header saying how many of how many."""
+    if not knowledge:
+        return []
+    taken = _take(knowledge, [0] * len(knowledge), room - _HEADER)
+    shown = len(taken)
+    what = (
+        f"{len(knowledge)} rules"
+        if shown == len(knowledge)
+        else (f"the {shown} most severe of {len(knowledge)} rules")
+    )
+    return [f"## Knowledge: {what}, most severe first (in full: `#knowledge`)", *taken]
 
 
 def paginate(text: str, size: int) -> list[str]:
@@ -154,7 +152,7 @@ class Disclosure:
         return self._pages[part.id]
 
     def part(self, spec: str) -> ContextAnswer:
-        name, page = parse_spec(spec)
+        name, page = parse_part(spec)
         if not name:
             return self.overview()
         part = self.parts.find(name)
@@ -241,21 +239,14 @@ class Disclosure:
         return ContextAnswer(text, self._base(False))
 
     def _overview(self, scale: float) -> ContextAnswer:
-        ctx, r, key, budget = self.ctx, self.ctx.record, self.key, self.budget
+        ctx, key, budget = self.ctx, self.key, self.budget
         structured = self._base(False)
         listed: list[str] = []
 
         def cap(fraction: float) -> int:
             return int(budget * fraction * scale)
 
-        head = [f"# {key} [{r.trust_tier}]", _cut(r.description, min(_DESC_CHARS, cap(0.12)))]
-        if r.intents:
-            head.append(_joined("intents: ", r.intents, "; ", cap(0.06), "#about"))
-        if ctx.dependencies:
-            head.append(_joined("depends on: ", ctx.dependencies, ", ", cap(0.03), "#about"))
-        if ctx.requirements:
-            reqs = [requirement_line(q) for q in ctx.requirements]
-            head.append(_joined("requirements:\n", reqs, "\n", cap(0.06), "#about"))
+        head = self._head(cap)
         foot = [f"path: {ctx.to_json()['path']}", *(f"note: {n}" for n in ctx.notes)]
         guide = (
             f"Overview of a skill of {size_label(len(self.full))}; the rest is in parts. Read "
@@ -288,42 +279,13 @@ class Disclosure:
             + _HEADER,
             "index": sum(len(x) + 1 + c for x, c in zip(index, entry_cost, strict=True)) + _HEADER,
         }
-        shares = {"knowledge": 0.4, "workflows": 0.2, "index": 0.4}
-        alloc = {k: min(need[k], int(room * shares[k])) for k in need}
-        left = room - sum(alloc.values())
-        for k in ("knowledge", "index", "workflows"):
-            extra = min(need[k] - alloc[k], left)
-            alloc[k] += extra
-            left -= extra
+        alloc = _allocate(need, room)
 
-        body: list[str] = [guide]
-        if knowledge:
-            taken = _take(knowledge, [0] * len(knowledge), alloc["knowledge"] - _HEADER)
-            shown = len(taken)
-            what = (
-                f"{len(knowledge)} rules"
-                if shown == len(knowledge)
-                else (f"the {shown} most severe of {len(knowledge)} rules")
-            )
-            body.append(f"## Knowledge: {what}, most severe first (in full: `#knowledge`)")
-            body.extend(taken)
+        body: list[str] = [guide, *_knowledge_block(knowledge, alloc["knowledge"])]
         if outline:
-            lines = outline
-            for width in (160, 0):  # steps cut shorter, then names and sizes only
-                if sum(len(x) + 1 + c for x, c in zip(lines, wf_cost, strict=True)) <= (
-                    alloc["workflows"] - _HEADER
-                ):
-                    break
-                lines = [
-                    self._outline(p, wf, width) if width else self._index_line(p)
-                    for p, wf in zip(wf_parts, ctx.workflows, strict=True)
-                ]
-            taken = _take(lines, wf_cost, alloc["workflows"] - _HEADER)
-            body.append(f"## Workflows ({len(outline)}; each one in full: its part)")
-            body.extend(taken)
-            listed.extend(p.id for p in wf_parts[: len(taken)])
-            if len(taken) < len(outline):
-                body.append(f"- … {len(outline) - len(taken)} more workflows: see `#index`")
+            block, shown = self._workflows_block(outline, wf_parts, wf_cost, alloc["workflows"])
+            body.extend(block)
+            listed.extend(p.id for p in wf_parts[:shown])
         body.append("## Parts")
         taken = _take(index, entry_cost, alloc["index"] - _HEADER)
         body.extend(taken)
@@ -335,6 +297,39 @@ class Disclosure:
         structured["parts"] = [self._entry(self.parts.parts[pid]) for pid in listed]
         text = "\n".join([*head, *body, *foot]) + "\n"
         return ContextAnswer(text, structured)
+
+    def _head(self, cap: Callable[[float], int]) -> list[str]:
+        """Title, description, intents, dependencies, requirements: each within its share."""
+        ctx, r = self.ctx, self.ctx.record
+        head = [f"# {self.key} [{r.trust_tier}]", _cut(r.description, min(_DESC_CHARS, cap(0.12)))]
+        if r.intents:
+            head.append(_joined("intents: ", r.intents, "; ", cap(0.06), "#about"))
+        if ctx.dependencies:
+            head.append(_joined("depends on: ", ctx.dependencies, ", ", cap(0.03), "#about"))
+        if ctx.requirements:
+            reqs = [requirement_line(q) for q in ctx.requirements]
+            head.append(_joined("requirements:\n", reqs, "\n", cap(0.06), "#about"))
+        return head
+
+    def _workflows_block(
+        self, outline: list[str], wf_parts: list[Part], wf_cost: list[int], room: int
+    ) -> tuple[list[str], int]:
+        """(lines, how many workflows they show): the block's header line, the outlines
+        that fit `room` (steps cut shorter, then names and sizes only), and a "more" line
+        when some did not fit."""
+        lines = outline
+        for width in (160, 0):
+            if sum(len(x) + 1 + c for x, c in zip(lines, wf_cost, strict=True)) <= room - _HEADER:
+                break
+            lines = [
+                self._outline(p, wf, width) if width else self._index_line(p)
+                for p, wf in zip(wf_parts, self.ctx.workflows, strict=True)
+            ]
+        taken = _take(lines, wf_cost, room - _HEADER)
+        block = [f"## Workflows ({len(outline)}; each one in full: its part)", *taken]
+        if len(taken) < len(outline):
+            block.append(f"- … {len(outline) - len(taken)} more workflows: see `#index`")
+        return block, len(taken)
 
     def _index_line(self, p: Part) -> str:
         pages = len(self.pages(p))

@@ -8,12 +8,14 @@ descriptions cut to "..." or ">" (10), one parse per module (11).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import OntoskillsError
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import Manifest, SkillEntry, parse_manifest
 from ..paths import Home
+from ..skillheader import SkillHeader
 from .builder import (
     INTENTS_FILE,
     Builder,
@@ -33,19 +35,67 @@ def _add_package(
 ) -> None:
     pid = pkg.id
     root = b.home.package_dir(pid)
-    if not verification.ok(pid, "package.json") or pkg.file("package.json") is None:
-        b.problems.append(f"{pid}: package.json failed verification; package not served")
-        return
-    try:
-        manifest: Manifest = parse_manifest(
-            (root / "package.json").read_bytes(), source=f"{pid}/package.json", expected_id=pid
-        )
-    except (OSError, OntoskillsError) as exc:
-        b.problems.append(f"{pid}: {exc}; package not served")
+    manifest = _verified_manifest(b, pkg, verification)
+    if manifest is None:
         return
     good = [f.path for f in pkg.files if verification.ok(pid, f.path)]
     ttl = sorted(p for p in good if p.endswith(".ttl"))
     headers = {p: h for p in ttl if (h := b.header(root / p, f"{pid}/{p}")) is not None}
+    entries = _skill_records(b, pkg, manifest, headers)
+    # Every file belongs to the skill manifest.owner_of names (the one rule install, enable
+    # and the reference index use); a file of a skill that is not served is not served.
+    idx_of = {s.id: idx for s, idx in entries}
+
+    def owner_idx(path: str) -> int | None:
+        owner = manifest.owner_of(path)
+        return idx_of.get(owner.id) if owner is not None else None
+
+    _attach_modules(b, headers, owner_idx)
+    for _, idx in entries:
+        rec = b.records[idx]
+        rec.modules.insert(0, rec.main_module)
+        rec.assets = [
+            p
+            for p in good
+            if owner_idx(p) == idx
+            and not p.endswith(".ttl")
+            and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
+        ]
+    pkg_modules = [m for m in b.modules if b.records[m.owner].package == pid]
+    for path in good:
+        if PurePosixPath(path).name != INTENTS_FILE:
+            continue
+        folder = folder_of(path)
+        in_folder = [m for m in pkg_modules if folder_of(m.path) == folder]
+        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owner_idx(path))
+    if lock_model is not None:
+        _add_derived_file(b, pkg, lock_model, pkg_modules)
+
+
+def _verified_manifest(
+    b: Builder, pkg: LockedPackage, verification: Verification
+) -> Manifest | None:
+    """The package's parsed package.json, or None (a problem recorded: package not served)."""
+    pid = pkg.id
+    if not verification.ok(pid, "package.json") or pkg.file("package.json") is None:
+        b.problems.append(f"{pid}: package.json failed verification; package not served")
+        return None
+    try:
+        return parse_manifest(
+            (b.home.package_dir(pid) / "package.json").read_bytes(),
+            source=f"{pid}/package.json",
+            expected_id=pid,
+        )
+    except (OSError, OntoskillsError) as exc:
+        b.problems.append(f"{pid}: {exc}; package not served")
+        return None
+
+
+def _skill_records(
+    b: Builder, pkg: LockedPackage, manifest: Manifest, headers: dict[str, SkillHeader]
+) -> list[tuple[SkillEntry, int]]:
+    """One record per skill whose main module was read: (its manifest entry, record index)."""
+    pid = pkg.id
     entries: list[tuple[SkillEntry, int]] = []
     for s in manifest.skills:
         # Disabled skills are indexed too (flagged, never served): search can then say
@@ -66,7 +116,7 @@ def _add_package(
                 identifier=head.identifier or s.id,
                 iri=head.iri,
                 trust_tier=pkg.trust_tier,
-                root=str(root),
+                root=str(b.home.package_dir(pid)),
                 main_module=s.path,
                 description=description_of(s.description, head.description, head.differentia),
                 category=s.category or head.category,
@@ -82,14 +132,13 @@ def _add_package(
         )
         if idx is not None:
             entries.append((s, idx))
-    # Every file belongs to the skill manifest.owner_of names (the one rule install, enable
-    # and the reference index use); a file of a skill that is not served is not served.
-    idx_of = {s.id: idx for s, idx in entries}
+    return entries
 
-    def owner_idx(path: str) -> int | None:
-        owner = manifest.owner_of(path)
-        return idx_of.get(owner.id) if owner is not None else None
 
+def _attach_modules(
+    b: Builder, headers: dict[str, SkillHeader], owner_idx: Callable[[str], int | None]
+) -> None:
+    """Sub-modules join their owning skill's record (its aliases and intents too)."""
     for path, head in headers.items():
         owner = owner_idx(path)
         if owner is None:
@@ -100,25 +149,6 @@ def _add_package(
             rec.aliases = merge(rec.aliases, head.aliases)
             rec.intents = merge(rec.intents, head.intents)
         b.modules.append(ModuleRef(path, head, owner))
-    for _, idx in entries:
-        rec = b.records[idx]
-        rec.modules.insert(0, rec.main_module)
-        rec.assets = [
-            p
-            for p in good
-            if owner_idx(p) == idx
-            and not p.endswith(".ttl")
-            and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
-        ]
-    pkg_modules = [m for m in b.modules if b.records[m.owner].package == pid]
-    for path in good:
-        if PurePosixPath(path).name != INTENTS_FILE:
-            continue
-        folder = folder_of(path)
-        in_folder = [m for m in pkg_modules if folder_of(m.path) == folder]
-        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owner_idx(path))
-    if lock_model is not None:
-        _add_derived_file(b, pkg, lock_model, pkg_modules)
 
 
 def _add_derived_file(

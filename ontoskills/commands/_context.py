@@ -118,7 +118,7 @@ class AppContext:
         return SourceOptions(
             token_origins=token_origins([*configured, *also_token_for]),
             cache=self.cache,
-            offline=self.offline or _env_flag("ONTOSKILLS_OFFLINE"),
+            offline=self.offline or envvars.flag("ONTOSKILLS_OFFLINE"),
             allow_insecure_http=self.allow_insecure_http or net.allow_insecure_http,
             timeout=float(net.timeout),
             retries=int(net.retries),
@@ -144,11 +144,7 @@ class AppContext:
 
 def in_ci() -> bool:
     """CI set to anything but ""/0/false/no: no prompts, no progress bars."""
-    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")
+    return envvars.flag("CI")
 
 
 def get(ctx: typer.Context, *, json: bool = False, quiet: bool = False) -> AppContext:

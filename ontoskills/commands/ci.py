@@ -8,7 +8,8 @@ from ..install.lifecycle import ci
 from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from .install import MinTrustOpt, StrictOpt, run_mutation
+from ._mutation import run_mutation
+from ._options import MinTrustOpt, StrictOpt
 
 
 def register(app: typer.Typer) -> None:

@@ -9,42 +9,26 @@ import typer
 
 from ..errors import IntegrityError, UsageError
 from ..registries import RegistryConfig, detect_kind, slug_for_url
-from ..sources import Source, open_source
+from ..sources import BaseSource, open_source
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
+from ._options import KeysOpt
 from ._output import Output, printable, run
 from ._result import Doc
-
-KeysOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--keys",
-        metavar="DIR",
-        help="Private keys folder (outside the registry; default "
-        "$ONTOSKILLS_HOME/keys/<registry>; or ONTOSKILLS_KEYS_DIR).",
-    ),
-]
 
 if TYPE_CHECKING:
     from ..publish.verify import VerifyReport
 
 
-def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> Source:
-    """A Source for PATH|URL; a local git checkout falls back to its working tree when the
-    git source is not available in this build."""
+def open_for_verify(app_ctx: AppContext, location: str, out: Output) -> BaseSource:
+    """The source for PATH|URL (its kind detected as `registry add` does)."""
     is_url = "://" in location or "@" in location
     url = location if is_url else str(Path(location).expanduser().absolute())
     if not is_url and not Path(url).exists():
         raise UsageError(f"{location} does not exist", hint="give a registry folder or URL")
     kind = detect_kind(url)
     config = RegistryConfig(slug_for_url(url), url, kind)
-    try:
-        return open_source(config, app_ctx.source_options())
-    except ImportError:
-        if kind == "git" and not is_url:
-            out.warn("git source unavailable: verifying the working tree of the checkout")
-            return open_source(RegistryConfig(config.name, url, "folder"), app_ctx.source_options())
-        raise UsageError(f"{kind} registries are not supported by this build") from None
+    return open_source(config, app_ctx.source_options())
 
 
 def render_verify(out: Output, report: VerifyReport) -> None:

@@ -11,9 +11,9 @@ from ..errors import UsageError
 from ..signing import ROLES
 from . import _context
 from ._context import JsonOpt, QuietOpt
+from ._options import KeysOpt
 from ._output import Output, run
 from ._result import Doc
-from .registry_maint import KeysOpt
 
 if TYPE_CHECKING:
     from ..signing.repo import Repo

@@ -9,7 +9,7 @@ import typer
 from ..install.lifecycle import remove
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from .install import run_mutation
+from ._mutation import run_mutation
 
 
 def register(app: typer.Typer) -> None:

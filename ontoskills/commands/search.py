@@ -11,48 +11,14 @@ from ..config import SearchMode
 from ..manifest import Tier
 from ..search import MAX_TOP_K
 from . import _context
-from ._context import AppContext, JsonOpt, QuietOpt
+from ._context import JsonOpt, QuietOpt
+from ._options import SearchModeOpt, VerifyOpt
 from ._output import Output, print_text, run
 from ._result import Doc
+from ._service import open_service, report_problems
 
 if TYPE_CHECKING:
-    from ..search.service import SkillService
-
-# Typer lists an enum's values as the choices and refuses any other word (exit 2) before the
-# command runs: search, show and serve share these declarations.
-VerifyOpt = Annotated[
-    VerifyMode,
-    typer.Option(
-        "--verify",
-        help="Check installed files before serving (fast re-hashes only files whose size or "
-        "mtime changed).",
-    ),
-]
-SearchModeOpt = Annotated[
-    SearchMode,
-    typer.Option(
-        "--mode", help="auto: hybrid when the model and vectors are installed, else bm25."
-    ),
-]
-MAX_PROBLEMS_SHOWN = 10
-
-
-def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
-    from ..search.service import SkillService  # not at import: `serve` imports this module
-
-    return SkillService(app.home, app.lockfile, app.config, verify=verify)
-
-
-def report_problems(out: Output, service: SkillService) -> None:
-    """Files that failed verification are not served; say so on stderr."""
-    problems = service.problems
-    for p in problems[:MAX_PROBLEMS_SHOWN]:
-        out.warn(f"not served: {p}")
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        out.warn(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more problems")
-    if problems:
-        out.info("hint: `ontoskills doctor` explains; `ontoskills install --force` repairs")
-
+    pass
 
 def register(app: typer.Typer) -> None:
     @app.command("search")

@@ -16,8 +16,8 @@ from ..config import SearchMode, check_context_budget
 from ..errors import UsageError
 from ..manifest import Tier
 from . import _context
+from ._options import SearchModeOpt, VerifyOpt
 from ._output import Output, run
-from .search import SearchModeOpt, VerifyOpt
 
 M_ARENA_MAX = -8  # glibc malloc.h
 

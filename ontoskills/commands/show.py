@@ -13,9 +13,10 @@ import typer
 from ..catalog.verify import VerifyMode
 from . import _context
 from ._context import JsonOpt, QuietOpt
+from ._options import VerifyOpt
 from ._output import Output, print_text, run
 from ._result import Doc
-from .search import VerifyOpt, open_service, report_problems
+from ._service import open_service, report_problems
 
 
 def register(app: typer.Typer) -> None:

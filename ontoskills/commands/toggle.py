@@ -9,7 +9,7 @@ import typer
 from ..install.lifecycle import set_enabled
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from .install import run_mutation
+from ._mutation import run_mutation
 
 Targets = Annotated[
     list[str], typer.Argument(help="author/pkg (all its skills) or author/pkg/skill")

@@ -10,13 +10,8 @@ from ..install.lifecycle import update
 from ..install.options import InstallOptions
 from . import _context
 from ._context import JsonOpt, QuietOpt
-from .install import (
-    AllowDowngradeOpt,
-    ForceOpt,
-    MinTrustOpt,
-    StrictOpt,
-    run_mutation,
-)
+from ._mutation import run_mutation
+from ._options import AllowDowngradeOpt, ForceOpt, MinTrustOpt, StrictOpt
 
 
 def register(app: typer.Typer) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import envvars
 from ..errors import IntegrityError
+from ..query import valid_text
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Padded tokens per ONNX run. A run's transient memory grows with rows x width (every
@@ -32,19 +33,6 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # still run 32 at a time, where batching does pay (~2x over one at a time).
 BATCH_TOKENS = 512
 _REQUIRED_INPUTS = {"input_ids", "attention_mask"}
-
-
-def valid_text(text: str) -> str:
-    """`text` with lone surrogates replaced by U+FFFD. The tokenizer (Rust) takes only
-    valid Unicode and raises TypeError on a lone surrogate, which any caller can hand us:
-    a JSON `"\\ud800"` escape in an MCP query or a package.json description, an undecodable
-    byte in argv (Python decodes it to one under surrogateescape). Valid text is returned
-    as it is (the common case costs one encode)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # pairs survive the round trip, lone halves become U+FFFD
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 class ModelError(IntegrityError):

@@ -117,70 +117,30 @@ def discard(model_path: Path, out_dir: Path) -> None:
 # ----------------------------------------------------------------------------- the rewrite
 def rewrite(model: Any) -> int:
     """Rewrite `model` (an onnx.ModelProto) in place; returns how many weights changed."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper
 
     graph = model.graph
-    inits = {t.name: t for t in graph.initializer}
-    producer = {out: n for n in graph.node for out in n.output}
-    users: dict[str, list[Any]] = {}
-    for n in graph.node:
-        for name in n.input:
-            users.setdefault(name, []).append(n)
-    outputs = {o.name for o in graph.output}
+    g = _Graph(graph)
     replace: dict[int, list[Any]] = {}  # id(node) -> nodes in its place ([] removes it)
     new_inits: list[Any] = []
     dropped: set[str] = set()
     changed = 0
     for mul in graph.node:
-        if mul.op_type != "Mul" or len(mul.input) != 2 or mul.input[1] not in inits:
+        found = g.dequantized(mul)
+        if found is None:
             continue
-        cast = producer.get(mul.input[0])
-        if (
-            cast is None
-            or cast.op_type != "Cast"
-            or cast.input[0] not in inits
-            or inits[cast.input[0]].data_type != TensorProto.INT8
-            or _attr(cast, "to") != TensorProto.FLOAT
-            or len(users.get(cast.output[0], [])) != 1
-            or {cast.output[0], mul.output[0]} & outputs
-        ):
-            continue
-        q = numpy_helper.to_array(inits[cast.input[0]])
-        scale = numpy_helper.to_array(inits[mul.input[1]]).astype(np.float32)
-        consumers = users.get(mul.output[0], [])
-        if q.ndim != 2 or not consumers:
-            continue
-        rows, cols = q.shape
+        cast, q, scale = found
+        consumers = g.users.get(mul.output[0], [])
         weight = mul.output[0]
+        rows, cols = q.shape
         if (
             all(u.op_type == "MatMul" and list(u.input).index(weight) == 1 for u in consumers)
             and scale.shape == (1, cols)
             and rows % BLOCK == 0
         ):
-            blocks = rows // BLOCK
-            packed = (q.astype(np.int16) + 128).astype(np.uint8).T.reshape(cols, blocks, BLOCK)
-            scales = np.repeat(scale.reshape(cols, 1), blocks, axis=1)
-            zero = np.full((cols, blocks), 128, dtype=np.uint8)  # exact: q + 128 - 128
-            new_inits += [
-                numpy_helper.from_array(packed, f"{weight}__q8"),
-                numpy_helper.from_array(np.ascontiguousarray(scales), f"{weight}__scale"),
-                numpy_helper.from_array(zero, f"{weight}__zero"),
-            ]
+            new_inits += _packed(weight, q, scale)
             for u in consumers:
-                replace[id(u)] = [
-                    helper.make_node(
-                        "MatMulNBits",
-                        [u.input[0], f"{weight}__q8", f"{weight}__scale", f"{weight}__zero"],
-                        list(u.output),
-                        name=f"{u.name or weight}__nbits",
-                        domain=_MS,
-                        K=rows,
-                        N=cols,
-                        bits=8,
-                        block_size=BLOCK,
-                        accuracy_level=ACCURACY_LEVEL,
-                    )
-                ]
+                replace[id(u)] = [_matmul_nbits(u, weight, rows, cols)]
             dropped.update((cast.input[0], mul.input[1]))
         elif all(
             u.op_type == "Gather"
@@ -189,13 +149,7 @@ def rewrite(model: Any) -> int:
             for u in consumers
         ) and scale.shape == (rows, 1):
             for u in consumers:
-                out, ids = u.output[0], u.input[1]
-                replace[id(u)] = [
-                    helper.make_node("Gather", [cast.input[0], ids], [f"{out}__q"], axis=0),
-                    helper.make_node("Cast", [f"{out}__q"], [f"{out}__f"], to=TensorProto.FLOAT),
-                    helper.make_node("Gather", [mul.input[1], ids], [f"{out}__s"], axis=0),
-                    helper.make_node("Mul", [f"{out}__f", f"{out}__s"], [out]),
-                ]
+                replace[id(u)] = _gather_int8(u, cast.input[0], mul.input[1])
         else:
             continue
         replace[id(cast)] = []
@@ -213,6 +167,89 @@ def rewrite(model: Any) -> int:
     if not any(o.domain == _MS for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(_MS, 1))
     return changed
+
+
+class _Graph:
+    """What the rewrite looks up in a graph: initializers, who produces and who uses a value."""
+
+    def __init__(self, graph: Any) -> None:
+        self.inits = {t.name: t for t in graph.initializer}
+        self.producer = {out: n for n in graph.node for out in n.output}
+        self.users: dict[str, list[Any]] = {}
+        for n in graph.node:
+            for name in n.input:
+                self.users.setdefault(name, []).append(n)
+        self.outputs = {o.name for o in graph.output}
+
+    def dequantized(self, mul: Any) -> tuple[Any, np.ndarray, np.ndarray] | None:
+        """(cast, int8 weight, float scale) when `mul` is Mul(Cast(int8 init -> float), scale
+        init) with a 2-D weight used only there and by someone, neither output a graph output."""
+        from onnx import TensorProto, numpy_helper
+
+        if mul.op_type != "Mul" or len(mul.input) != 2 or mul.input[1] not in self.inits:
+            return None
+        cast = self.producer.get(mul.input[0])
+        if (
+            cast is None
+            or cast.op_type != "Cast"
+            or cast.input[0] not in self.inits
+            or self.inits[cast.input[0]].data_type != TensorProto.INT8
+            or _attr(cast, "to") != TensorProto.FLOAT
+            or len(self.users.get(cast.output[0], [])) != 1
+            or {cast.output[0], mul.output[0]} & self.outputs
+        ):
+            return None
+        q = numpy_helper.to_array(self.inits[cast.input[0]])
+        scale = numpy_helper.to_array(self.inits[mul.input[1]]).astype(np.float32)
+        if q.ndim != 2 or not self.users.get(mul.output[0]):
+            return None
+        return cast, q, scale
+
+
+def _packed(weight: str, q: np.ndarray, scale: np.ndarray) -> list[Any]:
+    """The MatMulNBits initializers of an int8 weight: uint8 blocks, scales, zero points."""
+    from onnx import numpy_helper
+
+    rows, cols = q.shape
+    blocks = rows // BLOCK
+    packed = (q.astype(np.int16) + 128).astype(np.uint8).T.reshape(cols, blocks, BLOCK)
+    scales = np.repeat(scale.reshape(cols, 1), blocks, axis=1)
+    zero = np.full((cols, blocks), 128, dtype=np.uint8)  # exact: q + 128 - 128
+    return [
+        numpy_helper.from_array(packed, f"{weight}__q8"),
+        numpy_helper.from_array(np.ascontiguousarray(scales), f"{weight}__scale"),
+        numpy_helper.from_array(zero, f"{weight}__zero"),
+    ]
+
+
+def _matmul_nbits(u: Any, weight: str, rows: int, cols: int) -> Any:
+    from onnx import helper
+
+    return helper.make_node(
+        "MatMulNBits",
+        [u.input[0], f"{weight}__q8", f"{weight}__scale", f"{weight}__zero"],
+        list(u.output),
+        name=f"{u.name or weight}__nbits",
+        domain=_MS,
+        K=rows,
+        N=cols,
+        bits=8,
+        block_size=BLOCK,
+        accuracy_level=ACCURACY_LEVEL,
+    )
+
+
+def _gather_int8(u: Any, q_name: str, scale_name: str) -> list[Any]:
+    """Gather the int8 rows and their scales, then cast and scale only what was gathered."""
+    from onnx import TensorProto, helper
+
+    out, ids = u.output[0], u.input[1]
+    return [
+        helper.make_node("Gather", [q_name, ids], [f"{out}__q"], axis=0),
+        helper.make_node("Cast", [f"{out}__q"], [f"{out}__f"], to=TensorProto.FLOAT),
+        helper.make_node("Gather", [scale_name, ids], [f"{out}__s"], axis=0),
+        helper.make_node("Mul", [f"{out}__f", f"{out}__s"], [out]),
+    ]
 
 
 def _attr(node: Any, name: str) -> Any:

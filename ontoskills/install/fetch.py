@@ -28,7 +28,7 @@ from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
 from ..skillheader import check_turtle, parse_turtle, readable_text
-from ..sources import Source
+from ..sources import BaseSource
 from .resolve import PackagePlan, PlannedFile
 
 # OS errors a registry causes through the names it chooses (too long, a file where a folder
@@ -58,7 +58,7 @@ def _changed(package_id: str, f: PlannedFile, what: str) -> IntegrityError:
 
 
 class PackageFetcher:
-    def __init__(self, source: Source, cache: Cache, *, parallel: int, strict: bool) -> None:
+    def __init__(self, source: BaseSource, cache: Cache, *, parallel: int, strict: bool) -> None:
         self.source = source
         self.cache = cache
         self.parallel = max(1, parallel)
@@ -83,7 +83,7 @@ class PackageFetcher:
             return rec
 
         # libgit2 repositories and local disks gain nothing from threads; HTTP does.
-        workers = self.parallel if self.source.config.kind == "http" else 1
+        workers = self.parallel if self.source.parallel_fetch else 1
         if workers == 1:
             records = [one(f) for f in plan.files]
         else:

@@ -13,14 +13,17 @@ untouched. `Verb` says which hooks a command runs, in one table.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import lockfile
 from ..errors import LockOutdatedError, OntoskillsError, UsageError
-from ..lockfile import LockedPackage, Lockfile, load, package_integrity
+from ..fsutil import sha256_bytes
+from ..lockfile import LockedPackage, Lockfile, load, package_integrity, read_lock_bytes
 from . import homelock
 from .compat import (
     clear_reference_indexes_pending,
@@ -38,7 +41,7 @@ from .state import package_drift
 from .transaction import Transaction, recover
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Verb:
     name: str
     reads_registries: bool = False  # the home must not overlap a local registry (CLI.md)
@@ -48,13 +51,20 @@ class Verb:
 
 
 INSTALL = Verb(
-    "install", True, lock_required=False, prepare_embeddings=True, finish_embeddings=True
+    name="install",
+    reads_registries=True,
+    lock_required=False,
+    prepare_embeddings=True,
+    finish_embeddings=True,
 )
-CI = Verb("ci", True, prepare_embeddings=True, finish_embeddings=True)
-UPDATE = Verb("update", True, prepare_embeddings=True, finish_embeddings=True)
-REMOVE = Verb("remove", finish_embeddings=True)  # drops the removed packages' derived vectors
-ENABLE = Verb("enable")
-DISABLE = Verb("disable")
+CI = Verb(name="ci", reads_registries=True, prepare_embeddings=True, finish_embeddings=True)
+UPDATE = Verb(
+    name="update", reads_registries=True, prepare_embeddings=True, finish_embeddings=True
+)
+# remove drops the removed packages' derived vectors
+REMOVE = Verb(name="remove", finish_embeddings=True)
+ENABLE = Verb(name="enable")
+DISABLE = Verb(name="disable")
 
 
 @dataclass
@@ -113,6 +123,7 @@ class Report:
     changes: list[Change] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
     lock_changed: bool = False
+    embeddings: bool = False  # the lock on disk afterwards has [embeddings] (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,9 +139,18 @@ class Mutation:
     """One verb's changes to the home: staged packages, folder swaps, the edited lock."""
 
     def __init__(
-        self, session: Session, verb: Verb, opts: InstallOptions, report: Report, lock: Lockfile
+        self,
+        session: Session,
+        verb: Verb,
+        opts: InstallOptions,
+        report: Report,
+        lock: Lockfile,
+        lock_sha: str | None = None,
     ) -> None:
+        """`lock`: the parsed lockfile this verb edits; `lock_sha`: the sha256 of its bytes
+        (None: no lockfile), recorded in the transaction's journal."""
         self.session = session
+        self.lock_sha = lock_sha
         self.verb = verb
         self.opts = opts
         self.report = report
@@ -263,8 +283,10 @@ class Mutation:
                 hint="run `ontoskills install` without --locked and commit the new lock",
             )
         self.report.lock_changed = after != self.before
-        self.txn.commit(self.session.lockfile_path, after)
+        self.txn.commit(self.session.lockfile_path, after, old_sha=self.lock_sha)
         self.committed = True
+        if data is not None:  # `ci`: what is on disk now is these bytes
+            self.lock = lockfile.from_bytes(data, self.session.lockfile_path)
 
 
 @contextmanager
@@ -290,19 +312,27 @@ def mutation(
                 report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
             for line in report.recovered:
                 session.reporter.warn(line)
-            lock_before = lock_sha(session.lockfile_path)
+            # The lock is read once here and passed along (its sha256 for the journal and the
+            # rollback check, the parsed copy the verb edits, the copy of what it said before).
+            data = read_lock_bytes(session.lockfile_path)
+            lock_before = None if data is None else sha256_bytes(data)
             mark_reference_indexes_pending(session.home)
             try:
-                lock = load(session.lockfile_path, required=verb.lock_required)
-                m = Mutation(session, verb, opts or InstallOptions(), report, lock)
+                lock = lockfile.from_bytes(
+                    data, session.lockfile_path, required=verb.lock_required
+                )
+                session.remember_lock(copy.deepcopy(lock))
+                m = Mutation(session, verb, opts or InstallOptions(), report, lock, lock_before)
                 try:
                     yield m
                 finally:
                     if not m.committed:
                         m.txn.discard()
+                on_disk = m.lock if m.committed else session.lock_at_start()
+                report.embeddings = on_disk.embeddings is not None
                 if verb.finish_embeddings:
-                    _finish_embeddings(session)
-                _refresh_reference_indexes(session)
+                    _finish_embeddings(session, on_disk)
+                _refresh_reference_indexes(session, on_disk)
             except BaseException:
                 if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
                     clear_reference_indexes_pending(session.home)
@@ -358,9 +388,9 @@ def _prepare_embeddings(m: Mutation) -> None:
         session.reporter.warn(warning)
 
 
-def _finish_embeddings(session: Session) -> None:
-    """Sample-check stored vectors, derive missing ones, drop derived data of removed packages."""
-    lock = load(session.lockfile_path)
+def _finish_embeddings(session: Session, lock: Lockfile) -> None:
+    """Sample-check stored vectors, derive missing ones, drop derived data of removed packages
+    (`lock`: the lock on disk now)."""
     if lock.embeddings is None and not (session.home.derived_dir / "vectors").is_dir():
         return
     from ..embeddings import sync as embeddings_sync
@@ -376,11 +406,13 @@ def _finish_embeddings(session: Session) -> None:
         session.reporter.warn(warning)
 
 
-def _refresh_reference_indexes(session: Session) -> bool:
-    """Keep system/index.*.ttl in step with the lock (best effort: a warning on failure).
-    True when a file was rewritten."""
+def _refresh_reference_indexes(session: Session, lock: Lockfile | None = None) -> bool:
+    """Keep system/index.*.ttl in step with the lock (`lock`: the one on disk, read when not
+    given) (best effort: a warning on failure). True when a file was rewritten."""
     try:
-        return write_reference_indexes(session.home, load(session.lockfile_path))
+        if lock is None:
+            lock = load(session.lockfile_path)
+        return write_reference_indexes(session.home, lock)
     except (OSError, OntoskillsError) as exc:
         session.reporter.warn(f"could not refresh system/index.enabled.ttl: {exc}")
         return False

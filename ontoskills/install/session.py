@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from ..paths import Cache, Home, expand_user
 from ..progress import NullReporter, Reporter
 from ..registries import RegistryConfig, detect_kind, same_location, slug_for_url
 from ..signing.gate import Expectation, Opened, open_registry
-from ..sources import IndexSnapshot, Source, SourceOptions, open_source
+from ..sources import BaseSource, IndexSnapshot, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
 
@@ -32,7 +31,7 @@ class Session:
     require_signed: bool = False  # --require-signed (config.require_signed applies too)
     _opened: dict[str, Opened] = field(default_factory=dict, repr=False)
     _lock: Lockfile | None = field(default=None, repr=False)
-    _sources: dict[tuple[str, str | None], Source] = field(default_factory=dict, repr=False)
+    _sources: dict[tuple[str, str | None], BaseSource] = field(default_factory=dict, repr=False)
     _snapshots: dict[tuple[str, str | None], IndexSnapshot] = field(
         default_factory=dict, repr=False
     )
@@ -81,13 +80,24 @@ class Session:
             ) from None
 
     # sources ------------------------------------------------------------------------
-    def source(self, reg: RegistryConfig, pin: str | None = None) -> Source:
+    def source(self, reg: RegistryConfig, pin: str | None = None) -> BaseSource:
         key = (reg.url, pin)
         if key not in self._sources:
             self._sources[key] = open_source(reg, self.options, pin=pin)
         return self._sources[key]
 
     # signed registries (signing/, docs/SECURITY.md) ----------------------------------------
+    def remember_lock(self, lock: Lockfile) -> None:
+        """The lock as it was when the command started (a mutation has just read it): what
+        `locked_registry` answers from, so the file is not read again."""
+        self._lock = lock
+
+    def lock_at_start(self) -> Lockfile:
+        """The lock as the command found it (read when nothing remembered it)."""
+        self.locked_registry("")  # loads it when needed
+        assert self._lock is not None
+        return self._lock
+
     def locked_registry(self, url: str) -> LockedRegistry | None:
         """The lock's record of the registry at `url` (what it says about signatures)."""
         if self._lock is None:
@@ -119,7 +129,7 @@ class Session:
             )
         return self._opened[reg.url]
 
-    def index_source(self, reg: RegistryConfig) -> Source:
+    def index_source(self, reg: RegistryConfig) -> BaseSource:
         """Where the index, sparse entries and manifests are read: a signed registry's
         source verifies each of them against its signed targets."""
         return self.opened(reg).source
@@ -169,6 +179,3 @@ def lock_registry_name(lock: Lockfile, reg: RegistryConfig) -> str:
         n += 1
     return name
 
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").lower() in ("1", "true", "yes")

@@ -69,13 +69,14 @@ class Transaction:
     def remove(self, target: Path) -> None:
         self.ops.append(Op(_rel(self.home, target), None, None))
 
-    def commit(self, lock_path: Path, new_lock: bytes | None) -> None:
-        """Swap folders in, then write the lock; `new_lock=None` deletes the lockfile."""
+    def commit(self, lock_path: Path, new_lock: bytes | None, *, old_sha: str | None) -> None:
+        """Swap folders in, then write the lock; `new_lock=None` deletes the lockfile.
+        `old_sha`: the sha256 of the lock on disk (None: none), which the caller read under
+        the home and lockfile locks, so it cannot have changed."""
         for op in self.ops:
             # A symlink planted at or above a package folder (author/evil -> /etc) would make
             # os.replace write outside the home: refuse before anything moves.
             check_path(self.home.root / op.target)
-        old_sha = lock_sha(lock_path)
         new_sha = sha256_bytes(new_lock) if new_lock is not None else None
         for i, op in enumerate(self.ops):
             op.backup = f"old/{i}"

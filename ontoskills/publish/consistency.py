@@ -18,14 +18,14 @@ from typing import Any
 
 from .. import jsonio, limits
 from ..errors import FormatError, NotFoundError, OntoskillsError
-from ..sources import Source
+from ..sources import BaseSource
 from ..sources.sparse import CONFIG, MAX_ENTRY_BYTES, read_sparse_config, sparse_files
 from .checks import Finding
 from .registry import INDEX
 from .worktree import leftovers, worktree_differences
 
 
-def sparse_findings(source: Source, index_sha256: str) -> list[Finding]:
+def sparse_findings(source: BaseSource, index_sha256: str) -> list[Finding]:
     """Errors for every way the sparse index disagrees with `index.json` (none without one)."""
     try:
         config_data = source.probe(CONFIG, max_bytes=MAX_ENTRY_BYTES)
@@ -71,7 +71,7 @@ def sparse_findings(source: Source, index_sha256: str) -> list[Finding]:
     return out
 
 
-def _entry_findings(source: Source, rel: str, want: dict[str, Any]) -> list[Finding]:
+def _entry_findings(source: BaseSource, rel: str, want: dict[str, Any]) -> list[Finding]:
     pid = str(want.get("package_id"))
     try:
         got = jsonio.loads(source.read(rel, max_bytes=MAX_ENTRY_BYTES), source=rel)
@@ -105,7 +105,7 @@ def _entry_findings(source: Source, rel: str, want: dict[str, Any]) -> list[Find
     ]
 
 
-def _extra_entries(source: Source, wanted: set[str]) -> list[Finding]:
+def _extra_entries(source: BaseSource, wanted: set[str]) -> list[Finding]:
     """Sparse files for packages index.json does not list (a client would install them)."""
     try:
         listing = source.list_package("index")

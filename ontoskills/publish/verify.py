@@ -1,6 +1,6 @@
 """`registry verify`: check a whole registry the way every client would read it.
 
-Works over the `Source` protocol, so folders, git and (when available) HTTP registries are
+Works over the `BaseSource` protocol, so folders, git and (when available) HTTP registries are
 verified by the same code the installer reads them with: every index entry resolves, every
 manifest validates, every module parses with one skill node, every listed file exists and
 matches its hash, no stray or unsafe paths. The real store's tolerated quirks
@@ -16,7 +16,7 @@ from typing import Any
 from .. import limits
 from ..errors import NotFoundError, OntoskillsError
 from ..progress import NullReporter, Reporter
-from ..sources import Source
+from ..sources import BaseSource
 from .checks import Finding, PackageCheck, check_package
 from .consistency import local_findings, sparse_findings
 from .files import MANIFEST
@@ -65,7 +65,7 @@ class VerifyReport:
 
 
 def verify_registry(
-    source: Source, reporter: Reporter | None = None, local: Path | None = None
+    source: BaseSource, reporter: Reporter | None = None, local: Path | None = None
 ) -> VerifyReport:
     """`local`: the registry's folder when verifying a path (leftovers, git work tree)."""
     rep = reporter or NullReporter()
@@ -103,7 +103,7 @@ def verify_registry(
     return report
 
 
-def _signed_findings(source: Source, report: VerifyReport, rep: Reporter) -> None:
+def _signed_findings(source: BaseSource, report: VerifyReport, rep: Reporter) -> None:
     """A signed registry (metadata/root.json): signatures, thresholds, root chain, expiries,
     and every served file against its signed target (signing/check.py)."""
     from ..signing import MAX_ROOT_BYTES, ROOT_PATH
@@ -128,7 +128,7 @@ def _signed_findings(source: Source, report: VerifyReport, rep: Reporter) -> Non
 
 
 def _check_entry(
-    source: Source, pid: str, manifest_path: str, root: str, tier: str
+    source: BaseSource, pid: str, manifest_path: str, root: str, tier: str
 ) -> PackageCheck:
     try:
         data = source.read(manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
@@ -181,7 +181,7 @@ def _dependency_findings(checks: list[PackageCheck]) -> list[Finding]:
     return out
 
 
-def _unindexed(source: Source, roots: set[str]) -> list[Finding]:
+def _unindexed(source: BaseSource, roots: set[str]) -> list[Finding]:
     """Package folders (or stray files) under packages/ that no index entry points to."""
     try:
         listing = source.list_package("packages")

@@ -1,4 +1,4 @@
-"""What `registry verify` checks on a LOCAL registry beyond what a `Source` reads.
+"""What `registry verify` checks on a LOCAL registry beyond what a `BaseSource` reads.
 
 - A git checkout is verified at a commit, but a folder client (`--kind folder`) or a web
   server serving the checkout reads the work tree: any byte, mode or file that differs from

@@ -1,82 +1,33 @@
-"""Scoring: BM25 documents per skill, semantic best-intent, hybrid fusion, trust weighting,
-then copies collapsed and disabled skills set aside (never served, but reported).
+"""Ranking as stages (docs/SEARCH.md "Ranking"), each a method with its own tests:
+
+1. `score`: BM25 over the skills' documents, the semantic best vector per skill, hybrid
+   fusion, trust weighting -> `Scores`, which every later stage reads;
+2. `candidates`: the best-first walk that collapses copies (one `oc:contentHash`) into one
+   hit, sets disabled skills aside (never served, but reported) and pins a looked-up skill;
+3. later stages (`Stage`: a reranker, say), each reordering the candidates it is given;
+4. `explain`: the matched intents of every hit and the evidence about the FINAL top hit that
+   confidence.py judges (so a later stage that changes the top changes the evidence).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from ..catalog.model import CatalogData, SkillRecord
+from ..catalog.model import CatalogData
 from ..manifest import tier_rank
 from .bm25 import BM25Index
+from .documents import build_bm25
 from .semantic import SemanticIndex
 from .tokenize import tokenize
 
-# Header field weights: each field's terms are repeated this many times in the document.
-FIELD_WEIGHTS = {
-    "id": 3,
-    "aliases": 2,
-    "intents": 1,
-    "description": 1,
-    "category": 1,
-    "nature": 1,
-    "package": 1,
-}
-# Body kinds (skillheader.py BODY_PROPS) indexed in the body field, and their repeats.
-BODY_KINDS = {"say": 1, "prose": 1}
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3
 MAX_DISABLED = 3  # disabled skills reported per answer
 DISABLED_SHARE = 0.5  # ... and only those scoring at least this share of the best match
-
-
-def skill_document(r: SkillRecord) -> list[str]:
-    names = " ".join(dict.fromkeys([r.skill_id, r.identifier, r.name]))
-    fields = {
-        "id": names,
-        "aliases": " ".join(r.aliases),
-        "intents": " . ".join(r.intents),
-        "description": r.description,
-        "category": r.category,
-        "nature": r.nature,
-        "package": r.package.rsplit("/", 1)[-1],
-    }
-    doc: list[str] = []
-    for name, text in fields.items():
-        doc.extend(tokenize(text, stop=True) * FIELD_WEIGHTS[name] if text else [])
-    return doc
-
-
-def body_document(body: dict[str, list[str]]) -> list[str]:
-    doc: list[str] = []
-    for kind, repeat in BODY_KINDS.items():
-        texts = body.get(kind)
-        if texts:  # one call per kind: thousands of short texts per skill
-            doc.extend(tokenize("\n".join(texts), stop=True) * repeat)
-    return doc
-
-
-def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> tuple[BM25Index, bool]:
-    """(index, reused): from the snapshot's arrays when they fit, else built from the records
-    and body text (and stored on `data`)."""
-    if data.bm25_terms is not None and data.bm25_arrays is not None:
-        try:
-            index = bm25_cls.from_arrays(data.bm25_terms, data.bm25_arrays)
-            if index.size == len(data.records):
-                return index, True
-        except (KeyError, ValueError, IndexError):
-            pass  # damaged or stale: rebuild
-    bodies = (
-        [body_document(b) for b in data.bodies]
-        if data.bodies is not None and len(data.bodies) == len(data.records)
-        else None
-    )
-    index = bm25_cls([skill_document(r) for r in data.records], bodies)
-    data.bm25_terms, data.bm25_arrays = index.to_arrays()
-    return index, False
 
 
 def _descending(score: np.ndarray, idx: np.ndarray, first: int) -> Iterator[int]:
@@ -115,12 +66,32 @@ class Ranking:
     wordless: bool = False  # the query has no search terms ("?!?", emoji): see confidence
 
 
+@dataclass(frozen=True)
+class Scores:
+    """Stage 1's output for one query; read by every later stage."""
+
+    terms: list[str]  # the query's search terms (tokenize.py)
+    mode: str  # bm25, semantic or hybrid (never auto)
+    bm: np.ndarray  # BM25 per skill (zeros in semantic mode)
+    sem: np.ndarray  # best cosine per skill over its vectors (zeros without a semantic side)
+    sims: np.ndarray | None  # cosine per vector row (None: no semantic side)
+    final: np.ndarray  # the mode's score x trust weight: the order candidates are taken in
+
+
+class Stage(Protocol):
+    """A later stage: reorders (or rescores) the candidates, never adds a skill."""
+
+    depth: int  # how many candidates it wants to see (the cut to top_k comes after it)
+
+    def __call__(self, scores: Scores, hits: list[Hit]) -> list[Hit]: ...
+
+
 class Ranker:
     def __init__(
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25, self.bm25_reused = _bm25(data, bm25_cls)
+        self.bm25, self.bm25_reused = build_bm25(data, bm25_cls)
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -149,15 +120,6 @@ class Ranker:
         # per intent held ~4x the memory of a tuple of the same distinct tokens
         self._intent_terms: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
 
-    # ----------------------------------------------------------------- scoring
-    def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
-        top_bm = float(bm.max()) if len(bm) else 0.0
-        bm_n = bm / top_bm if top_bm > 0 else bm
-        sem_c = np.clip(sem, 0.0, None)
-        top_sem = float(sem_c.max()) if len(sem_c) else 0.0
-        sem_n = sem_c / top_sem if top_sem > 0 else sem_c
-        return HYBRID_ALPHA * sem_n + (1 - HYBRID_ALPHA) * bm_n
-
     def rank(
         self,
         terms: list[str],
@@ -166,10 +128,31 @@ class Ranker:
         floor: int,
         top_k: int,
         lookup: int | None,
+        stages: Sequence[Stage] = (),
     ) -> Ranking:
-        n = len(self.records)
-        if n == 0:
+        """The stages in order; `floor`: the lowest tier rank shown; `lookup`: the skill the
+        query names (kept first, whatever a later stage does)."""
+        if not self.records:
             return Ranking([], [])
+        scores = self.score(terms, qvec, mode)
+        depth = max([top_k, *(s.depth for s in stages)])
+        hits, disabled = self.candidates(scores, floor, depth, lookup)
+        pinned = 1 if lookup is not None else 0
+        for stage in stages:
+            hits = hits[:pinned] + stage(scores, hits[pinned:])
+        return self.explain(scores, hits[:top_k], disabled, floor)
+
+    # ------------------------------------------------------------ 1. score
+    def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
+        top_bm = float(bm.max()) if len(bm) else 0.0
+        bm_n = bm / top_bm if top_bm > 0 else bm
+        sem_c = np.clip(sem, 0.0, None)
+        top_sem = float(sem_c.max()) if len(sem_c) else 0.0
+        sem_n = sem_c / top_sem if top_sem > 0 else sem_c
+        return HYBRID_ALPHA * sem_n + (1 - HYBRID_ALPHA) * bm_n
+
+    def score(self, terms: list[str], qvec: np.ndarray | None, mode: str) -> Scores:
+        n = len(self.records)
         bm = self.bm25.scores(terms) if mode != "semantic" else np.zeros(n, np.float32)
         sims: np.ndarray | None = None
         sem = np.zeros(n, np.float32)
@@ -182,9 +165,17 @@ class Ranker:
             score = np.clip(sem, 0.0, None)
         else:
             score = self.fuse(bm, sem)
-        score = score * self.trust
+        return Scores(terms, mode, bm, sem, sims, score * self.trust)
+
+    # ------------------------------------------------------------ 2. candidates
+    def candidates(
+        self, scores: Scores, floor: int, depth: int, lookup: int | None
+    ) -> tuple[list[Hit], list[Hit]]:
+        """(hits, disabled): up to `depth` served hits best first, one per copy group (its
+        most trusted enabled copy shown, the others in `also_in`), the looked-up skill
+        first; groups whose every copy is disabled are set aside, strong ones reported."""
+        score = scores.final
         visible = self.tier >= floor
-        relevant = (score > 0) & visible
         hits: list[Hit] = []
         disabled: list[Hit] = []
         seen: set[int] = set()
@@ -196,9 +187,9 @@ class Ranker:
                 Hit(lookup, max(best, float(score[lookup]), 1e-6), self._copies(g, lookup, floor))
             )
             hits[0].scored = lookup
-        idx = np.flatnonzero(relevant)
-        for i in _descending(score, idx, 4 * top_k + 16):
-            if len(hits) >= top_k:
+        idx = np.flatnonzero((score > 0) & visible)
+        for i in _descending(score, idx, 4 * depth + 16):
+            if len(hits) >= depth:
                 break
             g = int(self.group[i])
             if g in seen:
@@ -216,18 +207,27 @@ class Ranker:
         if disabled:  # only strong ones: a weak disabled match is noise next to the hits
             best = float(score[idx].max()) if len(idx) else 0.0
             disabled = [h for h in disabled if h.score >= DISABLED_SHARE * best]
+        return hits, disabled
+
+    # ------------------------------------------------------------ 4. explain
+    def explain(
+        self, scores: Scores, hits: list[Hit], disabled: list[Hit], floor: int
+    ) -> Ranking:
+        """Matched intents for every hit, and the confidence evidence of the top one."""
+        terms, sims = scores.terms, scores.sims
         for h in (*hits, *disabled):
             h.matched = self.matched(h.scored, terms, sims)
         ranking = Ranking(hits, disabled, wordless=not terms)
-        if hits:
-            top = hits[0].scored
-            ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
-            if sims is not None:
-                ranking.best_cosine = float(sem[top])
-            if sims is not None and mode == "hybrid":  # agreement needs both rankers
-                served = visible & self.enabled
-                ranking.bm25_rank = self._rank_of(bm * self.trust, top, served)
-                sem_side = np.clip(sem, 0.0, None) * self.trust
+        if not hits:
+            return ranking
+        top = hits[0].scored
+        ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
+        if sims is not None:
+            ranking.best_cosine = float(scores.sem[top])
+            if scores.mode == "hybrid":  # agreement needs both rankers
+                served = (self.tier >= floor) & self.enabled
+                ranking.bm25_rank = self._rank_of(scores.bm * self.trust, top, served)
+                sem_side = np.clip(scores.sem, 0.0, None) * self.trust
                 ranking.semantic_rank = self._rank_of(sem_side, top, served)
         return ranking
 

@@ -19,10 +19,11 @@ import numpy as np
 from ..catalog.live import LiveCatalog, View
 from ..catalog.model import CatalogData, SkillRecord
 from ..config import DEFAULT_CONTEXT_BUDGET, Config, SearchMode
-from ..embeddings.encoder import Encoder, valid_text
+from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
+from ..query import clean, scored, split_ref
 from . import MAX_TOP_K
 from .answer import (
     DisabledMatch,
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from ..catalog.context import SkillContext
     from ..catalog.disclosure import ContextAnswer, Disclosure
     from ..catalog.parts import Part
-
-MAX_QUERY_CHARS = 2000  # longer queries are cut: the encoder sees 128 tokens anyway
 
 __all__ = [
     "DisabledMatch",
@@ -214,16 +213,16 @@ class SkillService:
     def search(
         self, q: str, *, top_k: int = 5, mode: str = "auto", min_trust: str | None = None
     ) -> SearchResponse:
-        if not isinstance(q, str) or not q.strip():
-            raise UsageError("the query is empty", hint='pass what you need, e.g. "debug a test"')
+        if not isinstance(q, str):
+            raise UsageError("the query must be a string")
+        q = clean(q)
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
             raise UsageError(f"top_k must be an integer from 1 to {MAX_TOP_K}, got {top_k!r}")
         floor = check_min_trust(min_trust)
         view = self.catalog.view
         used = self._mode(view, mode)
         state = view.index
-        q = valid_text(q)  # a lone surrogate (argv byte, JSON escape) echoed is invalid JSON
-        text = q[:MAX_QUERY_CHARS]
+        text = scored(q)
         records = state.data.records
         lookup_idx = state.names.resolve(text)
         if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
@@ -275,8 +274,6 @@ class SkillService:
     def resolve_context(self, q: str) -> tuple[str, str | None] | None:
         """(key, part spec or None) when `q` names a skill ('pdf') or one of its parts
         ('acme/docs/pdf#knowledge/2'); None for anything else (a search)."""
-        from ..catalog.disclosure import split_ref
-
         state = self.state
         # The '#' split first: "pdf#code" is pdf's code, even if a skill "pdf-code" exists.
         ref = split_ref(q)
@@ -349,8 +346,6 @@ def _disabled_idx(state: _State, q: str) -> int | None:
     is off must say how to turn it on, not search for the words)."""
     idx = state.names.resolve(q, enabled=False)
     if idx is None:
-        from ..catalog.disclosure import split_ref
-
         ref = split_ref(q)
         if ref is not None:
             idx = state.names.resolve(ref[0], enabled=False)

@@ -27,17 +27,27 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
+from .. import __version__, query
 from ..config import DEFAULT_CONTEXT_BUDGET
-from ..errors import OntoskillsError
+from ..errors import OntoskillsError, UsageError
 from ..manifest import tier_rank
 from ..search import MAX_TOP_K
 from . import answers, prompts, skills_ext
+from .declared import (
+    CACHE_HINTS,
+    INPUT_SCHEMA,
+    INSTRUCTIONS,
+    RESOURCES_PAGE,
+    SCHEMA_RESOURCE,
+    SCHEMA_URI,
+    TOOL,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+)
 from .notices import Notices
 
 if TYPE_CHECKING:
@@ -45,61 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ontoskills.server")
 T = TypeVar("T")
-
-TOOL_NAME = "ontoskill"
-SCHEMA_URI = "ontology://schema"
-RESOURCES_PAGE = 200
-SCHEMA_RESOURCE = types.Resource(
-    uri=SCHEMA_URI,
-    name="ontology-schema",
-    title="OntoSkills ontology schema",
-    description="How to read a skill with the tool (search, overview, parts) and the classes "
-    "and properties the installed skills use (compact JSON).",
-    mime_type="application/json",
-)
-MAX_QUERY_CHARS = 16_384
-
-TOOL_DESCRIPTION = (
-    "Find and load OntoSkills: expert, structured skills (procedures, rules, pitfalls, code "
-    "examples, scripts) installed on this machine. Call it BEFORE starting a task that a "
-    "specialised skill could cover (documents, PDFs, spreadsheets, testing, debugging, "
-    "deployment, design, data, security, ...).\n"
-    "- `q` in plain words (e.g. 'fill a PDF form', 'write a failing test first') returns the "
-    "best matching skills ranked by relevance and trust, each with its id, description and the "
-    "intents that matched.\n"
-    "- `q` set to a skill id from those results (e.g. 'acme/docs/pdf' or just 'pdf') returns "
-    "that skill sized for one answer: the whole skill when it is small, else an overview "
-    "(description, requirements, the most severe knowledge rules, the workflow outline, the "
-    "on-disk path of its scripts and assets) and an index of its parts with their sizes.\n"
-    "- `q` set to '<skill id>#<part id>' (e.g. 'acme/docs/pdf#knowledge', "
-    "'acme/docs/pdf#workflow-fill-form') returns that part; a long part comes in pages: "
-    "'acme/docs/pdf#knowledge/2'. Every answer names the next call.\n"
-    "Typical use: search once, call again with the best id, then ask only for the parts the "
-    "task needs."
-)
-
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "q": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": MAX_QUERY_CHARS,
-            "description": "What you need, in natural language; or a skill id "
-            "(author/pkg/skill or skill) for that skill's overview; or '<skill id>#<part id>' "
-            "(page N: '<skill id>#<part id>/N') for one part of it.",
-        },
-        "top_k": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_TOP_K,
-            "default": 5,
-            "description": f"How many search results to return (1-{MAX_TOP_K}).",
-        },
-    },
-    "required": ["q"],
-    "additionalProperties": False,
-}
+__all__ = ["INPUT_SCHEMA", "TOOL_DESCRIPTION", "TOOL_NAME", "build_server", "check_arguments"]
 
 
 class Service(Protocol):
@@ -217,11 +173,10 @@ def check_arguments(arguments: dict[str, Any] | None) -> tuple[str, int]:
     q = args.get("q")
     if not isinstance(q, str):
         raise ToolInputError("`q` is required and must be a string")
-    q = q.strip()
-    if not q:
-        raise ToolInputError("`q` is empty: describe the task or give a skill id")
-    if len(q) > MAX_QUERY_CHARS:
-        raise ToolInputError(f"`q` is longer than {MAX_QUERY_CHARS} characters; shorten it")
+    try:
+        q = query.clean(q)  # the grammar's own checks: the CLI refuses the same queries
+    except UsageError as e:
+        raise ToolInputError(f"`q`: {e}; {e.hint}") from None
     top_k = args.get("top_k", 5)
     if isinstance(top_k, float) and top_k.is_integer():
         top_k = int(top_k)  # JSON has one number type; 5.0 is a fine 5
@@ -266,31 +221,25 @@ def run_tool(service: Service, q: str, top_k: int, options: ServeOptions) -> typ
     return answers.search_result(response)
 
 
-def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
-    """The SDK server with our handlers; `holder` supplies the service."""
+class _Handlers:
+    """The server's request handlers over one service holder and its options."""
+
+    def __init__(self, holder: ServiceHolder, options: ServeOptions) -> None:
+        self.holder = holder
+        self.options = options
+        self.skills = skills_ext.Skills(options.min_trust)
+        self.notices = Notices()
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await _call_or_error(self.holder, fn, *args)
 
     async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=TOOL_NAME,
-                    title="OntoSkills: find a skill, read its overview and parts",
-                    description=TOOL_DESCRIPTION,
-                    input_schema=INPUT_SCHEMA,
-                    annotations=types.ToolAnnotations(
-                        read_only_hint=True,
-                        destructive_hint=False,
-                        idempotent_hint=True,
-                        open_world_hint=False,
-                    ),
-                )
-            ]
-        )
+        return types.ListToolsResult(tools=[TOOL])
 
     async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         if params.name != TOOL_NAME:
             raise MCPError(
@@ -302,52 +251,49 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         except ToolInputError as exc:
             return _error_result(str(exc))
         try:
-            return await holder.call(run_tool, q, top_k, options)
+            return await self.holder.call(run_tool, q, top_k, self.options)
         except OntoskillsError as exc:
             return _error_result(exc.message, exc.hint)
         except Exception:
             log.exception("ontoskill(%r) failed", q[:200])
             return _error_result("internal error while answering; see the server log")
         finally:
-            await notices.flush(ctx, holder)
-
-    skills = skills_ext.Skills(options.min_trust)
-    notices = Notices()
+            await self.notices.flush(ctx, self.holder)
 
     async def list_prompts(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         cursor = params.cursor if params else None
-        result: types.ListPromptsResult = await _call_or_error(
-            holder, prompts.list_prompts, options, cursor
+        result: types.ListPromptsResult = await self.call(
+            prompts.list_prompts, self.options, cursor
         )
         return result
 
     async def get_prompt(
-        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         try:
-            result: types.GetPromptResult = await _call_or_error(
-                holder, prompts.get_prompt, options, params.name, params.arguments
+            result: types.GetPromptResult = await self.call(
+                prompts.get_prompt, self.options, params.name, params.arguments
             )
             return result
         finally:
-            await notices.flush(ctx, holder)
+            await self.notices.flush(ctx, self.holder)
 
     async def complete(
-        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        result: types.CompleteResult = await _call_or_error(
-            holder, prompts.complete, skills, options.min_trust, params
+        result: types.CompleteResult = await self.call(
+            prompts.complete, self.skills, self.options.min_trust, params
         )
         return result
 
     async def list_resources(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         # The schema, then every served skill's SKILL.md (a host can offer them to pick).
         start = prompts.offset_cursor(params.cursor if params else None)
-        listed = [SCHEMA_RESOURCE, *await _call_or_error(holder, skills.skill_resources)]
+        listed = [SCHEMA_RESOURCE, *await self.call(self.skills.skill_resources)]
         page = listed[start : start + RESOURCES_PAGE]
         more = start + RESOURCES_PAGE < len(listed)
         return types.ListResourcesResult(
@@ -355,18 +301,18 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         )
 
     async def list_templates(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
             resource_templates=[skills_ext.TEMPLATE, skills_ext.FILE_TEMPLATE]
         )
 
     async def read_resource(
-        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         if uri == SCHEMA_URI:
-            schema = await _call_or_error(holder, lambda service: service.schema())
+            schema = await self.call(lambda service: service.schema())
             text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
             contents = types.TextResourceContents(
                 uri=SCHEMA_URI, mime_type="application/json", text=text
@@ -374,44 +320,37 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
             return types.ReadResourceResult(contents=[contents])
         if uri.startswith(skills_ext.SCHEME):
             try:
-                result: types.ReadResourceResult = await _call_or_error(holder, skills.read, uri)
+                result: types.ReadResourceResult = await self.call(self.skills.read, uri)
             finally:
-                await notices.flush(ctx, holder)
+                await self.notices.flush(ctx, self.holder)
             return result
         raise skills_ext.not_found(uri)
 
+
+def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
+    """The SDK server with our handlers; `holder` supplies the service."""
+    h = _Handlers(holder, options)
     server: Server[Any] = Server(
         "ontoskills",
         version=__version__,
         title="OntoSkills",
-        instructions=(
-            f"Call `{TOOL_NAME}` with a short description of the task to find the right "
-            f"installed skill, then call it again with the skill id for its overview, then "
-            f"with '<skill id>#<part id>' for the parts you need. `{SCHEMA_URI}` describes "
-            f"the flow and the ontology."
-        ),
-        cache_hints={
-            "tools/list": CacheHint(ttl_ms=3_600_000, scope="public"),
-            # Skills are installed and removed live: the SKILL.md list is only briefly fresh.
-            "resources/list": CacheHint(ttl_ms=5_000, scope="public"),
-            "resources/templates/list": CacheHint(ttl_ms=3_600_000, scope="public"),
-            "prompts/list": CacheHint(ttl_ms=5_000, scope="public"),
-            # Installs are picked up live, so reads are only briefly fresh.
-            "resources/read": CacheHint(ttl_ms=5_000, scope="public"),
-        },
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_completion=complete,
+        instructions=INSTRUCTIONS,
+        cache_hints=CACHE_HINTS,
+        on_list_tools=h.list_tools,
+        on_call_tool=h.call_tool,
+        on_list_resources=h.list_resources,
+        on_list_resource_templates=h.list_templates,
+        on_read_resource=h.read_resource,
+        on_list_prompts=h.list_prompts,
+        on_get_prompt=h.get_prompt,
+        on_completion=h.complete,
     )
     # logging/setLevel through add_request_handler: the constructor's on_set_logging_level
     # warns that 2026-07-28 removed it; handshake-era clients still use it.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, notices.set_level)
-    skills_ext.install(server, lambda fn, *args: _call_or_error(holder, fn, *args), skills)
+    server.add_request_handler(
+        "logging/setLevel", types.SetLevelRequestParams, h.notices.set_level
+    )
+    skills_ext.install(server, h.call, h.skills)
     return server
 
 

@@ -1,6 +1,6 @@
 """`registry verify` for a signed registry: signatures, thresholds, the root chain, expiries
 (with a warning before they run out) and that every file a client installs is a signed target
-with the same length and sha256. Reads through any Source (folder, git at one commit, HTTP)
+with the same length and sha256. Reads through any BaseSource (folder, git at one commit, HTTP)
 and reports every problem it finds instead of stopping at the first, as a client would.
 """
 
@@ -19,7 +19,7 @@ from tuf.api.serialization import DeserializationError
 from .. import limits
 from ..errors import OntoskillsError
 from ..manifest import RegistryIndex, parse_index, parse_manifest
-from ..sources import Source
+from ..sources import BaseSource
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
 from ..sources.sparse import entry_path
 from . import (
@@ -54,7 +54,7 @@ class SignedCheck:
 
 
 class _Checker:
-    def __init__(self, source: Source, now: datetime) -> None:
+    def __init__(self, source: BaseSource, now: datetime) -> None:
         self.source = source
         self.now = now
         self.out: list[Problem] = []
@@ -227,7 +227,7 @@ class _Checker:
             )
 
 
-def check_registry(source: Source, now: datetime | None = None) -> SignedCheck:
+def check_registry(source: BaseSource, now: datetime | None = None) -> SignedCheck:
     checker = _Checker(source, now or datetime.now(timezone.utc))
     result = SignedCheck(checker.out)
     root = checker.roots()

@@ -1,6 +1,6 @@
-"""Clients' side: `tuf.ngclient.Updater` over OUR sources, and a Source that verifies.
+"""Clients' side: `tuf.ngclient.Updater` over OUR sources, and a BaseSource that verifies.
 
-`SourceFetcher` hands every metadata download to the registry's `Source` (folder, HTTP, git),
+`SourceFetcher` hands every metadata download to the registry's `BaseSource` (folder, HTTP, git),
 so retries, the command's network deadline, tokens, the HTTP cache and `--offline` apply as
 for any other registry file, and a git registry is read at the one commit the command
 resolved. `VerifiedSource` wraps that same source: index.json, sparse entries, manifests and
@@ -39,9 +39,8 @@ from ..errors import (
     ThresholdError,
 )
 from ..fsutil import check_path, make_dirs
-from ..manifest import parse_index
 from ..progress import Reporter
-from ..sources import IndexSnapshot, RemoteFile, Source
+from ..sources import BaseSource, RemoteFile
 from . import (
     MAX_ROOT_BYTES,
     MAX_SNAPSHOT_BYTES,
@@ -71,9 +70,9 @@ class _TooLarge(tufx.DownloadLengthMismatchError):
 
 
 class SourceFetcher(FetcherInterface):
-    """ngclient's downloads as `Source.read` calls (bounded by ngclient's length)."""
+    """ngclient's downloads as `BaseSource.read` calls (bounded by ngclient's length)."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: BaseSource) -> None:
         self.source = source
         self.last = ""  # the metadata file read last: errors name it
 
@@ -180,7 +179,7 @@ def _mix(where: str, detail: str, nothing: str) -> MixAndMatchError:
 class SignedRegistry:
     """One registry's verified metadata for one command (ngclient + our fetcher)."""
 
-    def __init__(self, source: Source, state_dir: Path, anchor: bytes) -> None:
+    def __init__(self, source: BaseSource, state_dir: Path, anchor: bytes) -> None:
         self.source = source
         self.name = source.config.name
         self.state_dir = state_dir
@@ -275,21 +274,25 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class VerifiedSource:
-    """A Source whose every file is checked against the registry's signed targets."""
+class VerifiedSource(BaseSource):
+    """A source whose every file is checked against the registry's signed targets; it can do
+    what its inner source can."""
 
-    def __init__(self, inner: Source, signed: SignedRegistry, reporter: Reporter | None) -> None:
+    def __init__(
+        self, inner: BaseSource, signed: SignedRegistry, reporter: Reporter | None
+    ) -> None:
+        super().__init__(inner.config, inner.options)
         self.inner = inner
         self.signed = signed
-        self.config = inner.config
+        self.kind = inner.kind
+        self.parallel_fetch = inner.parallel_fetch
+        self.vcs = inner.vcs
         self.is_local = inner.is_local
-        self.options = getattr(inner, "options", None)
         self.reporter = reporter
 
     @property
     def commit(self) -> str | None:
-        value = getattr(self.inner, "commit", None)
-        return value if isinstance(value, str) else None
+        return self.inner.commit
 
     def target(self, relpath: str) -> TargetFile | None:
         return None if is_metadata_path(relpath) else self.signed.target(relpath)
@@ -326,11 +329,6 @@ class VerifiedSource:
     def _checked(self, relpath: str, data: bytes, target: TargetFile) -> bytes:
         check_target(self.config.name, relpath, target, _sha256(data), len(data))
         return data
-
-    def load_index(self) -> IndexSnapshot:
-        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
-        return IndexSnapshot(index=index, sha256=_sha256(data), commit=self.commit)
 
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         target = self.require(relpath)

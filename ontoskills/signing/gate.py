@@ -18,7 +18,7 @@ from ..errors import (
     UnsignedRegistryError,
 )
 from ..progress import Reporter
-from ..sources import Source
+from ..sources import BaseSource
 from . import MAX_ROOT_BYTES, ROOT_PATH
 
 
@@ -39,7 +39,7 @@ class Expectation:
 
 @dataclass(frozen=True)
 class Opened:
-    source: Source  # a VerifiedSource when signed
+    source: BaseSource  # a VerifiedSource when signed
     root_keys: tuple[str, ...] | None  # the trusted root's root key ids; None: unsigned
 
     def release(self) -> None:
@@ -49,7 +49,7 @@ class Opened:
             signed.close()
 
 
-def latest_root(source: Source, exp: Expectation) -> bytes | None:
+def latest_root(source: BaseSource, exp: Expectation) -> bytes | None:
     """metadata/root.json, or None when the registry is not signed.
 
     A registry we know to be signed is read with retries, and any failure is the error shown.
@@ -71,7 +71,7 @@ def latest_root(source: Source, exp: Expectation) -> bytes | None:
 
 
 def open_registry(
-    source: Source, state_root: Path, exp: Expectation, reporter: Reporter | None
+    source: BaseSource, state_root: Path, exp: Expectation, reporter: Reporter | None
 ) -> Opened:
     name = source.config.name
     latest = latest_root(source, exp)

@@ -29,7 +29,7 @@ from .. import limits
 from ..errors import NotFoundError, RootChainError, SignatureError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..progress import Reporter
-from ..sources import Source
+from ..sources import BaseSource
 from . import MAX_ROOT_BYTES, ROOT_PATH, versioned_root
 from .client import SignedRegistry, VerifiedSource
 from .gate import Expectation, Opened
@@ -90,7 +90,7 @@ def _id(text: str | bytes) -> str:
     return hashlib.sha256(text if isinstance(text, bytes) else text.encode()).hexdigest()[:20]
 
 
-def _published_roots(source: Source) -> list[tuple[bytes, Metadata[Root]]]:
+def _published_roots(source: BaseSource) -> list[tuple[bytes, Metadata[Root]]]:
     out = []
     for version in range(1, MAX_ROOTS + 1):
         try:
@@ -101,7 +101,7 @@ def _published_roots(source: Source) -> list[tuple[bytes, Metadata[Root]]]:
     return out
 
 
-def _walk_from(source: Source, keys: tuple[str, ...]) -> list[tuple[bytes, Metadata[Root]]]:
+def _walk_from(source: BaseSource, keys: tuple[str, ...]) -> list[tuple[bytes, Metadata[Root]]]:
     """The published roots from the first with exactly `keys` to the newest, each verified
     to be signed by its predecessor's threshold; RootChainError when there is none."""
     roots = _published_roots(source)
@@ -128,7 +128,7 @@ def _walk_from(source: Source, keys: tuple[str, ...]) -> list[tuple[bytes, Metad
 
 
 def _anchor(
-    source: Source, state_root: Path, exp: Expectation, latest: bytes, reporter: Reporter | None
+    source: BaseSource, state_root: Path, exp: Expectation, latest: bytes, reporter: Reporter | None
 ) -> tuple[bytes, Path]:
     name = source.config.name
     if exp.root_file is not None:
@@ -157,7 +157,7 @@ def _anchor(
 
 
 def open_signed(
-    source: Source, state_root: Path, exp: Expectation, latest: bytes, reporter: Reporter | None
+    source: BaseSource, state_root: Path, exp: Expectation, latest: bytes, reporter: Reporter | None
 ) -> Opened:
     """Refresh the registry's metadata from the chosen anchor and check the lock's root keys
     are on the chain; the source returned verifies every file against signed targets."""

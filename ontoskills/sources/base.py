@@ -1,4 +1,4 @@
-"""The one small interface every registry source implements (http, folder, git).
+"""The base class every registry source derives from (http, folder, git).
 
 A source reads registry-relative paths ("index.json", "packages/a/b/package.json", ...).
 It knows nothing about installs, lockfiles or the home: the installer composes it.
@@ -6,14 +6,16 @@ It knows nothing about installs, lockfiles or the home: the installer composes i
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from ..manifest import RegistryIndex
+from .. import limits
+from ..errors import NotFoundError
+from ..manifest import RegistryIndex, parse_index
 from ..paths import Cache
 from ..progress import Reporter
-from ..registries import RegistryConfig
+from ..registries import RegistryConfig, RegistryKind
 from ._auth import Origin
 from ._retry import Deadline
 
@@ -52,29 +54,61 @@ class SourceOptions:
     reporter: Reporter | None = None  # retry warnings ("retrying ... in 2.0 s (...)")
 
 
-class Source(Protocol):
-    config: RegistryConfig
-    is_local: bool  # True when reads never touch the network (folder, local git)
+class BaseSource:
+    """What every registry source is (model: httpx's transport base class). A kind is one
+    module with one subclass (sources/__init__.py maps each `RegistryKind` to it); a subclass
+    implements `read` and `fetch_to`, and overrides the rest only where it differs.
+
+    Callers ask a source what it can do (`parallel_fetch`, `vcs`, `is_local`, `commit`) and
+    never test its kind by name.
+    """
+
+    # What the kind can do: class attributes of each kind (a wrapper, such as the signed
+    # registries' VerifiedSource, takes its inner source's).
+    kind: RegistryKind
+    parallel_fetch: bool = False  # files may be fetched by several threads at once
+    vcs: bool = False  # a version-control repository: a commit pins what is read
+    is_local: bool = False  # reads never touch the network (folder, local git)
+
+    def __init__(
+        self, config: RegistryConfig, options: SourceOptions, *, pin: str | None = None
+    ) -> None:
+        """`pin`: the revision every read uses (a git commit; unused by other kinds)."""
+        self.config = config
+        self.options = options
+
+    @property
+    def commit(self) -> str | None:
+        """The revision reads come from (vcs sources), else None."""
+        return None
 
     def load_index(self) -> IndexSnapshot:
         """Fetch (or revalidate) and parse index.json; pins the revision for later reads."""
-        ...
+        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
+        index = parse_index(data, source=f"{self.config.name}: index.json")
+        return IndexSnapshot(
+            index=index, sha256=hashlib.sha256(data).hexdigest(), commit=self.commit
+        )
 
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         """Whole content of a small registry file (manifest, index)."""
-        ...
+        raise NotImplementedError
 
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         """Stream a registry file to dest; return (sha256, size). Never exceeds max_bytes."""
-        ...
+        raise NotImplementedError
 
     def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
         """An optional file (e.g. the sparse index config): its content, or None when it is
         absent or not served cleanly. One attempt, no retries: a miss must stay cheap."""
-        ...
+        try:
+            return self.read(relpath, max_bytes=max_bytes)
+        except NotFoundError:
+            return None
 
     def list_package(self, package_root: str) -> list[RemoteFile] | None:
         """Every file under a package folder, or None when the source cannot list (HTTP)."""
-        ...
+        return None
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release connections; a source is never reopened behind close()."""

@@ -7,22 +7,22 @@ import os
 import stat
 from pathlib import Path
 
-from .. import limits
 from ..errors import LimitExceededError, NotFoundError, UnsafePathError
 from ..fsutil import CHUNK
-from ..manifest import parse_index
 from ..paths import expand_user
-from ..registries import RegistryConfig
+from ..registries import RegistryConfig, RegistryKind
 from ..safety import safe_join
-from .base import IndexSnapshot, RemoteFile, SourceOptions
+from .base import BaseSource, RemoteFile, SourceOptions
 
 
-class FolderSource:
+class FolderSource(BaseSource):
+    kind = RegistryKind.FOLDER
     is_local = True
 
-    def __init__(self, config: RegistryConfig, options: SourceOptions) -> None:
-        self.config = config
-        self.options = options
+    def __init__(
+        self, config: RegistryConfig, options: SourceOptions, *, pin: str | None = None
+    ) -> None:
+        super().__init__(config, options)
         url = config.url[len("file://") :] if config.url.startswith("file://") else config.url
         self.root = expand_user(url).absolute()
 
@@ -44,22 +44,11 @@ class FolderSource:
             raise UnsafePathError(f"{self.config.name}: {relpath} is not a regular file")
         return path, st
 
-    def load_index(self) -> IndexSnapshot:
-        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
-        return IndexSnapshot(index=index, sha256=hashlib.sha256(data).hexdigest())
-
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         path, st = self._open(relpath)
         if st.st_size > max_bytes:
             raise LimitExceededError(f"{self.config.name}: {relpath} is larger than {max_bytes}")
         return path.read_bytes()
-
-    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
-        try:
-            return self.read(relpath, max_bytes=max_bytes)
-        except NotFoundError:
-            return None
 
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         path, st = self._open(relpath)
@@ -95,6 +84,3 @@ class FolderSource:
                     raise UnsafePathError(f"{self.config.name}: {package_root}/{rel} is not a file")
                 out.append(RemoteFile(rel, st.st_size, bool(st.st_mode & stat.S_IXUSR)))
         return out
-
-    def close(self) -> None:
-        pass

@@ -19,7 +19,6 @@ import pygit2
 from filelock import FileLock
 from pygit2.enums import FileMode
 
-from .. import limits
 from ..errors import (
     LimitExceededError,
     NetworkError,
@@ -29,8 +28,7 @@ from ..errors import (
     UsageError,
 )
 from ..fsutil import CHUNK, make_dirs, remove_tree
-from ..manifest import parse_index
-from ..registries import RegistryConfig
+from ..registries import RegistryConfig, RegistryKind
 from ..safety import check_relpath
 from ._auth import check_transport
 from ._gitremote import (
@@ -41,7 +39,7 @@ from ._gitremote import (
     remote_host,
     split_git_url,
 )
-from .base import IndexSnapshot, RemoteFile, SourceOptions
+from .base import BaseSource, RemoteFile, SourceOptions
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _REF_CHARS = re.compile(r"[A-Za-z0-9._/+-]{1,200}")  # what we accept after '#' in a URL
@@ -84,12 +82,14 @@ def _resolved_ref(ref: str | None) -> str:
     return "refs/ontoskills/resolved/" + (f"ref/{ref}" if ref else "HEAD")
 
 
-class GitSource:
+class GitSource(BaseSource):
+    kind = RegistryKind.GIT
+    vcs = True
+
     def __init__(
-        self, config: RegistryConfig, options: SourceOptions, pin: str | None = None
+        self, config: RegistryConfig, options: SourceOptions, *, pin: str | None = None
     ) -> None:
-        self.config = config
-        self.options = options
+        super().__init__(config, options)
         url, ref = split_git_url(config.url)
         if ref is not None and (not _REF_CHARS.fullmatch(ref) or ref_problem(ref) is not None):
             raise UsageError(
@@ -297,21 +297,8 @@ class GitSource:
             raise LimitExceededError(f"{self.config.name}: {relpath} is larger than {max_bytes}")
         return obj
 
-    def load_index(self) -> IndexSnapshot:
-        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
-        return IndexSnapshot(
-            index=index, sha256=hashlib.sha256(data).hexdigest(), commit=self.commit
-        )
-
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         return self._blob(relpath, max_bytes).data
-
-    def probe(self, relpath: str, *, max_bytes: int) -> bytes | None:
-        try:
-            return self.read(relpath, max_bytes=max_bytes)
-        except NotFoundError:
-            return None
 
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         blob = self._blob(relpath, max_bytes)
@@ -346,6 +333,4 @@ class GitSource:
                     raise UnsafePathError(f"{self.config.name}: {package_root}/{rel} is not a file")
         return sorted(out, key=lambda f: f.path)
 
-    def close(self) -> None:
-        # Keep the resolved commit: a source must never switch revisions mid-session.
-        pass
+    # close(): nothing; the resolved commit stays (never switch revisions mid-session)

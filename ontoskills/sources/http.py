@@ -26,7 +26,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__, limits
+from .. import __version__
 from ..errors import (
     AuthError,
     FormatError,
@@ -35,9 +35,8 @@ from ..errors import (
     NotFoundError,
 )
 from ..fsutil import CHUNK
-from ..manifest import parse_index
 from ..redact import redact_url
-from ..registries import RegistryConfig
+from ..registries import RegistryConfig, RegistryKind
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
 from ._retry import (
@@ -47,7 +46,7 @@ from ._retry import (
     status_text,
     transport_text,
 )
-from .base import IndexSnapshot, RemoteFile, SourceOptions
+from .base import BaseSource, SourceOptions
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
@@ -76,12 +75,14 @@ class _Meta:
     size: int
 
 
-class HttpSource:
-    is_local = False
+class HttpSource(BaseSource):
+    kind = RegistryKind.HTTP
+    parallel_fetch = True
 
-    def __init__(self, config: RegistryConfig, options: SourceOptions) -> None:
-        self.config = config
-        self.options = options
+    def __init__(
+        self, config: RegistryConfig, options: SourceOptions, *, pin: str | None = None
+    ) -> None:
+        super().__init__(config, options)
         base = config.url.split("#", 1)[0]
         if base.endswith("/index.json"):
             base = base[: -len("index.json")]
@@ -347,12 +348,7 @@ class HttpSource:
             emit(decoder.flush())
         return h.hexdigest(), size
 
-    # Source protocol ------------------------------------------------------------------
-    def load_index(self) -> IndexSnapshot:
-        data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
-        return IndexSnapshot(index=index, sha256=hashlib.sha256(data).hexdigest())
-
+    # BaseSource ---------------------------------------------------------------------
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
         return self._read(relpath, max_bytes, retries=None)
 
@@ -410,8 +406,8 @@ class HttpSource:
 
         return self._get(relpath, self._conditional(cached), consume)
 
-    def list_package(self, package_root: str) -> list[RemoteFile] | None:
-        return None  # static HTTP cannot list folders: the manifest (+ `files`) is all we know
+    # list_package: None (BaseSource): static HTTP cannot list folders, the manifest (+ its
+    # `files`) is all we know
 
     def close(self) -> None:
         self._closed.set()  # stop in-flight downloads at their next chunk

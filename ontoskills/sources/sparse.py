@@ -31,7 +31,7 @@ from ..errors import AuthError, FormatError, NotFoundError, OntoskillsError, Uns
 from ..fsutil import atomic_write_bytes
 from ..manifest import IndexEntry, RegistryIndex, cap_tier, parse_index, tier_rank
 from ..safety import split_package_id
-from .base import IndexSnapshot, Source
+from .base import BaseSource, IndexSnapshot
 
 CONFIG = "index/config.json"
 SPARSE_VERSION = 1
@@ -70,12 +70,12 @@ class SparseIndex(RegistryIndex):
     """A RegistryIndex whose entries are read one by one; iterating loads the full index."""
 
     # private lookup state set with object.__setattr__ (not dataclass fields: not redecorated)
-    _source: Source
+    _source: BaseSource
     _where: str
     _cache: dict[str, IndexEntry | None]
     _full: RegistryIndex | None
 
-    def __init__(self, source: Source, where: str) -> None:
+    def __init__(self, source: BaseSource, where: str) -> None:
         super().__init__(entries=(), warnings=())
         # RegistryIndex is a frozen dataclass; these are private lookup state, not fields.
         object.__setattr__(self, "_source", source)
@@ -140,7 +140,7 @@ def client_tier(index: RegistryIndex, entry: IndexEntry, cap: str | None) -> str
     return tier
 
 
-def open_sparse(source: Source) -> IndexSnapshot | None:
+def open_sparse(source: BaseSource) -> IndexSnapshot | None:
     """A snapshot backed by the sparse index, or None when the registry has none."""
     try:
         data = source.probe(CONFIG, max_bytes=MAX_ENTRY_BYTES)
@@ -154,11 +154,10 @@ def open_sparse(source: Source) -> IndexSnapshot | None:
     config = read_sparse_config(data, f"{source.config.name}: {CONFIG}")
     if not config.usable:
         return None  # a future layout we do not know: the full index still works
-    commit = getattr(source, "commit", None)
     return IndexSnapshot(
         index=SparseIndex(source, source.config.name),
         sha256=hashlib.sha256(data).hexdigest(),
-        commit=commit if isinstance(commit, str) else None,
+        commit=source.commit,
     )
 
 

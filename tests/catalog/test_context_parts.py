@@ -9,11 +9,13 @@ from typing import Any
 import anyio
 import pytest
 
-from ontoskills.catalog.disclosure import ContextAnswer, json_chars, paginate, parse_spec, split_ref
+from ontoskills.catalog.disclosure import ContextAnswer, json_chars, paginate
 from ontoskills.catalog.parts import slug
 from ontoskills.config import load_config
 from ontoskills.errors import NotFoundError
 from ontoskills.paths import Home
+from ontoskills.query import parse_part as parse_spec
+from ontoskills.query import split_ref
 from ontoskills.search.service import SkillService
 from tests.helpers.context import walk
 from tests.helpers.rich_home import BIG_PARAGRAPH, SKILLS, rich_home

@@ -9,8 +9,9 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from ontoskills.embeddings.encoder import Encoder, ModelError, _batches, valid_text
+from ontoskills.embeddings.encoder import Encoder, ModelError, _batches
 from ontoskills.errors import EXIT_INTEGRITY
+from ontoskills.query import valid_text
 from tests.helpers.tinymodel import build_onnx, build_tokenizer
 
 TEXTS = ["debug failing tests", "write a plan", "review code before merge", "fix", "add color"]

@@ -444,7 +444,8 @@ def replace(a, b):
 t.os.replace = replace
 import ontoskills.fsutil as f
 f.os.replace = replace
-txn.commit(lock, b"new lock\n")
+from ontoskills.install.journal import lock_sha
+txn.commit(lock, b"new lock\n", old_sha=lock_sha(lock))
 """
 
 

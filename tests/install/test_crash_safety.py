@@ -44,7 +44,9 @@ def replace(a, b):
 t.os.replace = replace
 import ontoskills.fsutil as f
 f.os.replace = replace
-txn.commit(home.root / "ontoskills.lock", new_lock)
+from ontoskills.install.journal import lock_sha
+lock_path = home.root / "ontoskills.lock"
+txn.commit(lock_path, new_lock, old_sha=lock_sha(lock_path))
 """
 
 

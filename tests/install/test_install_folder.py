@@ -361,3 +361,29 @@ def test_default_enabled_false_is_honoured_unless_asked_for_by_name(
     Domain(other, registry=str(reg)).install("acme/bench/opt-in")
     skills = lockfile.load(other / "ontoskills.lock").packages["acme/bench"].skills
     assert skills == {"opt-in": True}
+
+
+def test_one_install_reads_the_lockfile_once_under_the_home_lock(
+    domain: Domain, registry: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mutation reads the lock once and passes it along (the journal's sha256, the parsed
+    lock the verb edits, the signed-registry expectations, embeddings and reference indexes
+    after the commit); only the home-overlap check before the home lock reads it again. It
+    used to be read seven times per install."""
+    import ontoskills.install.mutation as mutation
+    import ontoskills.install.resolve as resolve
+
+    domain.install("acme/devtools", registry=str(registry))  # a lock exists from here on
+    reads: list[str] = []
+    real = lockfile.read_lock_bytes
+
+    def counting(path: Path) -> bytes | None:
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(lockfile, "read_lock_bytes", counting)
+    monkeypatch.setattr(mutation, "read_lock_bytes", counting)
+    monkeypatch.setattr(resolve, "load_lock", lambda p: lockfile.from_bytes(counting(p), p))
+    domain.install("acme/design", registry=str(registry))
+    assert len(reads) == 2, reads
+    assert "acme/design" in domain.lock().packages

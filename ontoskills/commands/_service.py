@@ -1,0 +1,32 @@
+"""The search service as the read-only verbs open it (search, show, serve) and the problems
+they report on stderr."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..catalog.verify import VerifyMode
+from ._context import AppContext
+from ._output import Output
+
+if TYPE_CHECKING:
+    from ..search.service import SkillService
+
+MAX_PROBLEMS_SHOWN = 10
+
+
+def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
+    from ..search.service import SkillService  # numpy, pyoxigraph: only when a verb opens it
+
+    return SkillService(app.home, app.lockfile, app.config, verify=verify)
+
+
+def report_problems(out: Output, service: SkillService) -> None:
+    """Files that failed verification are not served; say so on stderr."""
+    problems = service.problems
+    for p in problems[:MAX_PROBLEMS_SHOWN]:
+        out.warn(f"not served: {p}")
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        out.warn(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more problems")
+    if problems:
+        out.info("hint: `ontoskills doctor` explains; `ontoskills install --force` repairs")
