@@ -279,6 +279,43 @@ def test_a_work_tree_update_cut_short_after_the_commit_is_completed_by_the_next_
     assert cli("publish", str(pkg), "--registry", str(reg)).returncode == 2  # now complete
 
 
+# `ontoskills ARGS`, SIGKILLed right after the branch moved: no cleanup of ours runs.
+KILLED_AFTER_SWAP = """
+import os, signal, sys
+from ontoskills.publish import gitcas
+real = gitcas.swap
+def swap(*args, **kwargs):
+    real(*args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+gitcas.swap = swap
+from ontoskills.cli import app
+from ontoskills.commands._entry import main
+main(app, sys.argv[1:])
+"""
+
+
+def test_a_publish_sigkilled_right_after_its_commit_is_completed_by_the_next(
+    tmp_path: Path, cli: CliRunner
+) -> None:
+    reg = tmp_path / "registry"
+    init_registry(reg, git=True, author=AUTHOR, sparse=True)
+    first = make_package(tmp_path / "work", "acme/tools")
+    cli("publish", str(first), "--registry", str(reg), check=True)
+    base = head(reg).id
+    pkg = make_package(tmp_path / "work", "acme/tools", "2.0.0")
+    argv = [sys.executable, "-c", KILLED_AFTER_SWAP, "publish", str(pkg), "--registry", str(reg)]
+    killed = subprocess.run(argv, env=_env(tmp_path), capture_output=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    assert head(reg).parents[0].id == base and (reg / ".git" / JOURNAL).is_file()
+    assert worktree_differences(reg) != [], "the work tree was not written yet"
+    proc = cli("publish", str(pkg), "--registry", str(reg))
+    assert proc.returncode == 0, proc.stderr
+    assert head(reg).parents[0].id == base, "completed, not committed twice"
+    assert b'"2.0.0"' in (reg / "packages/acme/tools/package.json").read_bytes()
+    assert_clean(reg)
+    assert cli("registry", "verify", str(reg)).returncode == 0
+
+
 @pytest.mark.parametrize(
     "journal",
     [b"{not json", b'{"commit": "zz", "paths": []}', b'{"commit": "%s", "paths": ["../x"]}'],
