@@ -116,6 +116,13 @@ class BusyError(OntoskillsError):
     exit_code = EXIT_OTHER
 
 
+class RegistryChangedError(OntoskillsError):
+    """A git registry's branch moved while a command built its commit on it (another commit
+    landed): nothing was written; the same command run again builds on the new HEAD."""
+
+    exit_code = EXIT_OTHER
+
+
 class VersionConflictError(UsageError):
     """A publish would overwrite or go below an already published version (immutable)."""
 

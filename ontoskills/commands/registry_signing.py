@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..errors import UsageError
+from ..errors import BusyError, RegistryChangedError, UsageError
 from ..signing import ROLES
 from . import _context
 from ._context import JsonOpt, QuietOpt
@@ -16,6 +18,8 @@ from ._output import Output, run
 from ._result import Doc
 
 if TYPE_CHECKING:
+    from ..publish.gitcas import Checkout
+    from ..publish.gitops import Author
     from ..signing.repo import Repo
 
 AuthorName = Annotated[str | None, typer.Option("--author-name", help="Commit author name.")]
@@ -36,21 +40,37 @@ def _open(path: Path, keys: Path | None, roles: tuple[str, ...]) -> tuple[Repo, 
     return Repo(path, keymod.load(keys_dir, roles)), keys_dir
 
 
+@contextlib.contextmanager
+def _checkout(
+    path: Path, name: str | None, email: str | None
+) -> Iterator[tuple[Checkout | None, Author | None]]:
+    """Under the registry's lock (publish's): a git checkout is opened (a killed command's
+    work tree completed, HEAD read) and its commit author found before anything is read or
+    written; (None, None) for a plain folder."""
+    from ..publish import gitcas, gitops
+    from ..publish.publish import registry_lock
+
+    with registry_lock(path, dry_run=False):
+        git = gitcas.open_checkout(path) if gitops.is_repo(path) else None
+        yield git, None if git is None else gitops.author_for(git.repo, name, email)
+
+
 def _commit(
-    path: Path, files: dict[str, bytes], message: str, name: str | None, email: str | None
+    path: Path, git: Checkout | None, author: Author | None, files: dict[str, bytes], message: str
 ) -> str | None:
-    """Write the metadata (roots first, timestamp last); commit exactly it in a checkout."""
+    """Commit exactly the metadata on the HEAD read first, moved only if still there, then
+    write it (roots first, timestamp last); a folder only gets it written."""
     from ..publish import gitops
     from ..signing.repo import write_files
 
-    repo = gitops.pygit2.Repository(str(path)) if gitops.is_repo(path) else None
-    author = gitops.author_for(repo, name, email) if repo is not None else None
     if not files:
         return None
-    write_files(path, files)
-    if repo is None or author is None:
+    if git is None or author is None:
+        write_files(path, files)
         return None
-    return gitops.commit_bytes(repo, files, message, author)
+    return gitops.commit_bytes(
+        git.repo, files, message, author, git.base, lambda: write_files(path, files)
+    )
 
 
 def _doc(
@@ -122,12 +142,11 @@ def register_into(registry_app: typer.Typer) -> None:
             needed = set(roles) | {"timestamp"}
             if roles & {"bins", "targets"}:
                 needed.add("snapshot")
-            repo, _ = _open(path, keys, tuple(needed))
-            resign(repo, roles, tree_targets(path) if "bins" in roles else None)
-            files = dict(repo.out)
-            commit = _commit(
-                path, files, f"Sign {', '.join(sorted(roles))}", author_name, author_email
-            )
+            with _checkout(path, author_name, author_email) as (git, author):
+                repo, _ = _open(path, keys, tuple(needed))
+                resign(repo, roles, tree_targets(path) if "bins" in roles else None)
+                files = dict(repo.out)
+                commit = _commit(path, git, author, files, f"Sign {', '.join(sorted(roles))}")
             return _doc(
                 "registry sign",
                 path,
@@ -167,12 +186,18 @@ def register_into(registry_app: typer.Typer) -> None:
                 raise UsageError(f"unknown role {role!r}", hint=f"one of {', '.join(ROLES)}")
             if threshold is not None and not 1 <= threshold <= 16:
                 raise UsageError("--threshold: a whole number from 1 to 16")
-            repo, keys_dir = _open(path, keys, ROLES)
-            keymod.retired_dir(keys_dir)  # before anything is written or committed
-            written = rotate(repo, role, threshold, keys_dir)
-            files = dict(repo.out)
-            commit = _commit(path, files, f"Rotate the {role} keys", author_name, author_email)
-            retired = keymod.retire(keys_dir, role, written.replaced)
+            with _checkout(path, author_name, author_email) as (git, author):
+                repo, keys_dir = _open(path, keys, ROLES)
+                keymod.retired_dir(keys_dir)  # before anything is written or committed
+                written = rotate(repo, role, threshold, keys_dir)
+                files = dict(repo.out)
+                try:
+                    commit = _commit(path, git, author, files, f"Rotate the {role} keys")
+                except (RegistryChangedError, BusyError):
+                    for key in written.files:  # refused before the commit: never used
+                        key.unlink(missing_ok=True)
+                    raise
+                retired = keymod.retire(keys_dir, role, written.replaced)
             return _doc(
                 "registry keys rotate",
                 path,

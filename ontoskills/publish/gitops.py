@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from ..errors import BusyError, IntegrityError, NetworkError, OntoskillsError, UsageError
+from ..errors import IntegrityError, NetworkError, OntoskillsError, UsageError
 from ..sources._auth import token_origins
 from ..sources._gitremote import TokenCallbacks, git_error
+from . import gitcas
 
 
 @dataclass(frozen=True)
@@ -79,26 +81,38 @@ def commit_paths(
     """Stage exactly `pathspecs` from the work tree and commit on HEAD (`registry init` only:
     its files are our own; a publish commits exact bytes with `build_tree` + `commit_tree`)."""
     files: dict[str, TreeFile] = {}
+    base = gitcas.read_base(repo)
     for spec in pathspecs:
         root = Path(repo.workdir) / spec
         paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         for path in paths:
             rel = path.relative_to(repo.workdir).as_posix()
             files[rel] = TreeFile(repo.create_blob(path.read_bytes()), _MODE_FILE)
-    tree = build_tree(repo, pathspecs, files)
-    return commit_tree(repo, tree, pathspecs, files, message, author)
+    tree = build_tree(repo, pathspecs, files, base)
+    commit = commit_tree(repo, tree, pathspecs, files, message, author, base)
+    gitcas.done(repo)  # the work tree already holds these files
+    return commit
 
 
 def commit_bytes(
-    repo: pygit2.Repository, files: dict[str, bytes], message: str, author: Author
+    repo: pygit2.Repository,
+    files: dict[str, bytes],
+    message: str,
+    author: Author,
+    base: gitcas.Base,
+    write: Callable[[], None],
 ) -> str:
-    """Commit exactly `files` (path -> the bytes we wrote) on HEAD: blobs from those bytes,
-    the tree read back against them before HEAD moves (signed metadata, registry init)."""
+    """Commit exactly `files` (path -> bytes) on `base`: blobs from those bytes, the tree
+    read back against them, the branch moved only if still at `base` (gitcas); then `write`
+    puts the same bytes in the work tree (signed metadata, `registry init --signed`)."""
     blobs = {rel: TreeFile.of(repo, body) for rel, body in files.items()}
     prefixes = sorted(files)
-    tree = build_tree(repo, prefixes, blobs)
+    tree = build_tree(repo, prefixes, blobs, base)
     verify_tree(repo, tree, prefixes, {r: Expected.of(b) for r, b in files.items()})
-    return commit_tree(repo, tree, prefixes, blobs, message, author)
+    commit = commit_tree(repo, tree, prefixes, blobs, message, author, base)
+    write()
+    gitcas.done(repo)
+    return commit
 
 
 @dataclass(frozen=True)
@@ -128,16 +142,20 @@ def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
 
 
 def build_tree(
-    repo: pygit2.Repository, prefixes: list[str], files: dict[str, TreeFile]
+    repo: pygit2.Repository,
+    prefixes: list[str],
+    files: dict[str, TreeFile],
+    base: gitcas.Base | None = None,
 ) -> pygit2.Oid:
-    """HEAD's tree with everything under `prefixes` replaced by exactly `files`.
+    """The tree of `base` (the commit the command read; HEAD when None) with everything
+    under `prefixes` replaced by exactly `files`.
 
     Built in an in-memory index, never through the work tree or the repository's index, so
     nothing the registry's git configuration says can drop or rewrite a file."""
     index = pygit2.Index()
-    base = head_tree(repo)
-    if base is not None:
-        index.read_tree(base)
+    tree = head_tree(repo) if base is None else base.tree(repo)
+    if tree is not None:
+        index.read_tree(tree)
     for path in [e.path for e in index if _under(e.path, prefixes)]:
         index.remove(path)
     try:
@@ -216,28 +234,21 @@ def commit_tree(
     files: dict[str, TreeFile],
     message: str,
     author: Author,
+    base: gitcas.Base | None = None,
 ) -> str:
-    """Commit `tree` on HEAD, after making the repository's index agree with it for
-    `prefixes` (so `git status` shows the publish as committed, not staged or deleted)."""
-    base = head_tree(repo)
-    if base is not None and base.id == tree:
+    """Commit `tree` on `base` (HEAD when None) and move the branch to it only if it still
+    points at `base` (`gitcas.swap`: else RegistryChangedError, nothing written); the index
+    agrees with the commit for `prefixes` in the same step (so `git status` shows the publish
+    as committed). The caller writes the work tree, then `gitcas.done`."""
+    base = base or gitcas.read_base(repo)
+    base_tree = base.tree(repo)
+    if base_tree is not None and base_tree.id == tree:
         raise UsageError("nothing to commit: the registry already holds this content")
-    try:
-        index = repo.index
-        index.read()
-        for path in [e.path for e in index if _under(e.path, prefixes)]:
-            index.remove(path)
-        for path, f in sorted(files.items()):
-            index.add(pygit2.IndexEntry(path, f.oid, pygit2.enums.FileMode(f.mode)))
-        index.write()
-        sig = author.signature()
-        parents = [] if base is None else [repo.head.target]
-        commit = repo.create_commit("HEAD", sig, sig, message, tree, parents)
-    except pygit2.GitError as exc:  # a lock held by another git process, a read-only .git
-        raise BusyError(
-            f"git could not commit to the registry: {exc}",
-            hint="re-run the same publish once the other git process is done: it completes this",
-        ) from None
+    sig = author.signature()
+    parents = [] if base.commit is None else [base.commit]
+    commit = repo.create_commit(None, sig, sig, message, tree, parents)
+    entries = {path: (f.oid, f.mode) for path, f in files.items()}
+    gitcas.swap(repo, base, commit, message, prefixes, entries)
     return str(commit)
 
 

@@ -34,7 +34,7 @@ from ..sources._gitremote import is_network_remote
 from ..sources.git import check_ref_component
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
 from ..sources.sparse import sparse_files, write_sparse_files
-from . import gitops, rules
+from . import gitcas, gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
@@ -147,7 +147,7 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
     local = Path(location).expanduser()
     if "://" not in location and local.is_dir() and not gitops.is_bare_repo(local):
         kind = "git" if gitops.is_repo(local) else "folder"
-        with _registry_lock(local, dry_run=opts.dry_run):
+        with registry_lock(local, dry_run=opts.dry_run):
             return _publish_into(pkg, local, kind, opts, rep, own=True)
     if "://" not in location and not is_network_remote(location) and not local.exists():
         raise UsageError(
@@ -167,8 +167,9 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
 
 
 @contextlib.contextmanager
-def _registry_lock(root: Path, *, dry_run: bool) -> Iterator[None]:
-    """One writer per registry folder; kept outside the registry so it never gets committed."""
+def registry_lock(root: Path, *, dry_run: bool) -> Iterator[None]:
+    """One writer per registry folder (publish, and the signing verbs: a command that finds a
+    journal under it knows its writer is dead); kept outside the registry, never committed."""
     if dry_run:
         yield
         return
@@ -197,6 +198,9 @@ def _publish_into(
 ) -> PublishResult:
     m = pkg.manifest
     pid = m.package_id
+    # git: the commit this publish builds on is read first, HEAD moves only if still there
+    git = None if kind == "folder" else gitcas.open_checkout(root, complete=not opts.dry_run)
+    repo = None if git is None else git.repo
     entries = read_entries(root)
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
@@ -210,6 +214,7 @@ def _publish_into(
             "outside the home and the cache",
         )
     repaired = False if opts.dry_run else recover_interrupted(root, pkg_rel)
+    repaired = repaired or (git is not None and pkg_rel in git.finished)
     old_manifest_bytes = b""
     previous: str | None = None
     if current is not None:
@@ -263,9 +268,8 @@ def _publish_into(
     if opts.dry_run:
         return result
 
-    repo = author = None
-    if kind != "folder":  # before writing: a missing author must leave the registry untouched
-        repo = gitops.pygit2.Repository(str(root))
+    author = None
+    if repo is not None:  # before writing: a missing author must leave the registry untouched
         author = gitops.author_for(repo, opts.author_name, opts.author_email)
     rep.stage(f"writing {pid} {m.version}", total=len(result.files))
     sparse = (root / SPARSE_CONFIG).is_file()
@@ -279,9 +283,10 @@ def _publish_into(
     write_pkg = not (resume and holds_files(root, pkg_rel, m))
     files: dict[str, gitops.TreeFile] = {}
     tree = None
+    message = opts.message or f"Publish {pid} {m.version}"
     with Staging(root, pkg_rel, active=write_pkg) as staging:
         blobs = stage_files(pkg, staging, repo)
-        if repo is not None:
+        if repo is not None and git is not None and author is not None:
             # Build and check the commit's tree from the bytes we hashed BEFORE touching the
             # work tree, the index or HEAD: a mismatch leaves the registry exactly as it was.
             files = {
@@ -290,9 +295,18 @@ def _publish_into(
                 **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
                 **{rel: gitops.TreeFile.of(repo, body) for rel, body in metadata.items()},
             }
-            tree = gitops.build_tree(repo, prefixes, files)
+            tree = gitops.build_tree(repo, prefixes, files, git.base)
             want = expected_tree(pkg, pkg_rel, new_index, {**new_sparse, **metadata})
             gitops.verify_tree(repo, tree, prefixes, want)
+            # HEAD moves (compare-and-swap) before the work tree changes: a refusal leaves it
+            try:
+                result.commit = gitops.commit_tree(
+                    repo, tree, prefixes, files, message, author, git.base
+                )
+            except UsageError:  # HEAD holds exactly this tree: a re-run after a kill, if resume
+                if not resume:
+                    raise
+                gitcas.ensure_unchanged(repo, git.base)
         wrote = staging.swap()
     if old_index != new_index:
         atomic_write_bytes(root / INDEX, new_index)
@@ -304,19 +318,11 @@ def _publish_into(
 
         write_files(root, metadata)
         wrote = True
-    if repo is None or author is None or tree is None:
+    if repo is None or result.commit is None:  # a folder, or HEAD already held this publish
         if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
             rules.check_version(pid, m.version, previous)
         return result
-    message = opts.message or f"Publish {pid} {m.version}"
-    try:
-        result.commit = gitops.commit_tree(repo, tree, prefixes, files, message, author)
-    except UsageError:
-        if not resume:
-            raise
-        if not repaired:  # HEAD already holds it: a plain re-publish
-            rules.check_version(pid, m.version, previous)
-        return result  # HEAD held it; the re-run only cleaned what a kill left
+    gitcas.done(repo)  # the work tree holds the commit
     for warning in gitops.checkout_warnings(repo, sorted(files)):
         rep.warn(warning)
         result.warnings.append(warning)

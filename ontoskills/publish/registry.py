@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import jsonio, limits
-from ..errors import FormatError, UsageError
+from ..errors import BusyError, FormatError, RegistryChangedError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..manifest import parse_index
-from . import gitops
+from . import gitcas, gitops
 
 if TYPE_CHECKING:
     from ..signing.admin import KeysWritten
@@ -160,15 +160,25 @@ def sign_existing(
     each indexed package's manifest and files, each checked against its manifest) becomes a
     signed target, and `metadata/` alone is committed on top. A git checkout must match its
     HEAD first: clients read the commit, so signing uncommitted bytes would sign files no
-    client is served."""
+    client is served. Under the registry lock; the commit moves HEAD only if it is still the
+    commit read first (gitcas.py), else the new keys are removed again (never used)."""
+    from .publish import registry_lock
+
+    with registry_lock(path, dry_run=False):
+        checkout = gitcas.open_checkout(path) if git and gitops.is_repo(path) else None
+        return _sign_existing(path, signed, checkout, author)
+
+
+def _sign_existing(
+    path: Path, signed: SignedInit, git: gitcas.Checkout | None, author: gitops.Author | None
+) -> str | None:
     from ..signing.admin import create, tree_targets
     from ..signing.repo import write_files
 
-    repo = gitops.pygit2.Repository(str(path)) if git and gitops.is_repo(path) else None
-    if repo is not None:
+    if git is not None:
         from .worktree import worktree_differences
 
-        if repo.head_is_unborn:
+        if git.base.commit is None:
             raise UsageError(f"{path} has no commit yet", hint="commit the registry first")
         diffs = [d for d in worktree_differences(path) if d.client_read]
         if diffs:
@@ -178,11 +188,19 @@ def sign_existing(
                 "bytes no client is served",
                 hint="commit or discard those changes, then run it again",
             )
+    who = None if git is None else author or gitops.author_for(git.repo)
     targets = tree_targets(path)  # before any key is written: a broken registry stays unsigned
-    files, signed.written = create(path, signed.keys_dir, signed.policy, targets)
-    if repo is None:
+    files, written = create(path, signed.keys_dir, signed.policy, targets)
+    signed.written = written
+    if git is None or who is None:
         write_files(path, files)
         return None
-    who = author or gitops.author_for(repo)
-    write_files(path, files)
-    return gitops.commit_bytes(repo, files, "Sign the registry (TUF)", who)
+    message = "Sign the registry (TUF)"
+    try:
+        return gitops.commit_bytes(
+            git.repo, files, message, who, git.base, lambda: write_files(path, files)
+        )
+    except (RegistryChangedError, BusyError):
+        for key in written.files:  # refused before the commit: these keys sign nothing
+            key.unlink(missing_ok=True)
+        raise
