@@ -420,7 +420,10 @@ def _settle(procs: list[tuple[subprocess.Popen[str], Path]], tmp: Path, reg: Pat
         _, err = proc.communicate(timeout=300)
         assert proc.returncode in (0, 1), err
         if proc.returncode == 1:
-            assert CHANGED in err.splitlines() or "index.lock" in err, err
+            # refused with one line: HEAD moved, or git's index or ref lock was held by the
+            # other writer at that moment (both: nothing written, run again)
+            busy = "index.lock" in err or "could not lock" in err
+            assert CHANGED in err.splitlines() or busy, err
             refused.append(pkg)
     for pkg in refused:
         again = _publish(tmp, pkg, reg)
