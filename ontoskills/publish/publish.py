@@ -23,29 +23,19 @@ import filelock
 
 from .. import envvars, limits
 from ..errors import BusyError, NotFoundError, UsageError
-from ..fsutil import atomic_write_bytes
 from ..manifest import Manifest, parse_manifest
 from ..ownership import Keep, check_target
 from ..progress import NullReporter, Reporter
 from ..redact import redact_url
-from ..registries import slug_for_url
 from ..safety import safe_join, split_package_id
 from ..sources._gitremote import is_network_remote
 from ..sources.git import check_ref_component
-from ..sources.sparse import CONFIG as SPARSE_CONFIG
-from ..sources.sparse import sparse_files, write_sparse_files
 from . import gitcas, gitops, rules
 from .checks import check_package, first_error
 from .files import MANIFEST, walk_package
 from .registry import INDEX, index_bytes, read_entries
-from .staging import (
-    Staging,
-    expected_tree,
-    holds_files,
-    recover_interrupted,
-    refuse_symlinks,
-    stage_files,
-)
+from .staging import recover_interrupted, refuse_symlinks
+from .writing import Plan, write
 
 
 @dataclass
@@ -196,11 +186,29 @@ def _publish_into(
     own: bool,
     remote_url: str | None = None,
 ) -> PublishResult:
-    m = pkg.manifest
-    pid = m.package_id
     # git: the commit this publish builds on is read first, HEAD moves only if still there
     git = None if kind == "folder" else gitcas.open_checkout(root, complete=not opts.dry_run)
-    repo = None if git is None else git.repo
+    plan = _plan(pkg, root, kind, opts, rep, own=own, remote_url=remote_url, git=git)
+    if opts.dry_run:
+        return plan.result
+    return write(pkg, root, kind, opts, rep, plan, git, remote_url)
+
+
+def _plan(
+    pkg: LocalPackage,
+    root: Path,
+    kind: str,
+    opts: PublishOptions,
+    rep: Reporter,
+    *,
+    own: bool,
+    remote_url: str | None,
+    git: gitcas.Checkout | None,
+) -> Plan:
+    """Checks (folder, version, name, tier) and what would change; writes nothing but the
+    repair of a killed publish's leftovers."""
+    m = pkg.manifest
+    pid = m.package_id
     entries = read_entries(root)
     current = next((e for e in entries if e.get("package_id") == pid), None)
     pkg_rel = f"packages/{pid}"
@@ -215,21 +223,11 @@ def _publish_into(
         )
     repaired = False if opts.dry_run else recover_interrupted(root, pkg_rel)
     repaired = repaired or (git is not None and pkg_rel in git.finished)
-    old_manifest_bytes = b""
-    previous: str | None = None
-    if current is not None:
-        manifest_rel = str(current.get("manifest_path", f"{pkg_rel}/{MANIFEST}"))
-        old_path = safe_join(root, manifest_rel, "manifest path")
-        if old_path.is_file():
-            old_manifest_bytes = old_path.read_bytes()
-            previous = parse_manifest(old_manifest_bytes, source=manifest_rel).version
+    old_manifest, previous = _registry_manifest(root, pkg_rel, current)
     # A local publish killed after its files were swapped in but before the index write or
     # the git commit leaves exactly these manifest bytes in place: the re-run completes it.
     resume = (
-        kind != "remote"
-        and not opts.dry_run
-        and previous == m.version
-        and old_manifest_bytes == pkg.data
+        kind != "remote" and not opts.dry_run and previous == m.version and old_manifest == pkg.data
     )
     if not resume:
         rules.check_version(pid, m.version, previous)
@@ -250,7 +248,6 @@ def _publish_into(
         {"path": f.path, "sha256": f.sha256, "size": f.size, "executable": f.executable}
         for f in m.files or ()
     ]
-
     new_entry = {
         **(current or {}),
         "package_id": pid,
@@ -263,119 +260,23 @@ def _publish_into(
     new_index = index_bytes(new_entries)
     result.diff = {
         INDEX: _diff(old_index, new_index, INDEX),
-        f"{pkg_rel}/{MANIFEST}": _diff(old_manifest_bytes, pkg.data, f"{pkg_rel}/{MANIFEST}"),
+        f"{pkg_rel}/{MANIFEST}": _diff(old_manifest, pkg.data, f"{pkg_rel}/{MANIFEST}"),
     }
-    if opts.dry_run:
-        return result
-
-    author = None
-    if repo is not None:  # before writing: a missing author must leave the registry untouched
-        author = gitops.author_for(repo, opts.author_name, opts.author_email)
-    rep.stage(f"writing {pid} {m.version}", total=len(result.files))
-    sparse = (root / SPARSE_CONFIG).is_file()
-    new_sparse = sparse_files(new_index) if sparse else {}
-    prefixes = [pkg_rel, INDEX, *(["index"] if sparse else [])]
-    metadata = _sign(
-        root, pkg, pkg_rel, old_manifest_bytes, new_index, new_sparse, opts, remote_url
-    )
-    prefixes += sorted(metadata)
-    result.signed = sorted(metadata)
-    write_pkg = not (resume and holds_files(root, pkg_rel, m))
-    files: dict[str, gitops.TreeFile] = {}
-    tree = None
-    message = opts.message or f"Publish {pid} {m.version}"
-    with Staging(root, pkg_rel, active=write_pkg) as staging:
-        blobs = stage_files(pkg, staging, repo)
-        if repo is not None and git is not None and author is not None:
-            # Build and check the commit's tree from the bytes we hashed BEFORE touching the
-            # work tree, the index or HEAD: a mismatch leaves the registry exactly as it was.
-            files = {
-                **{f"{pkg_rel}/{rel}": b for rel, b in blobs.items()},
-                INDEX: gitops.TreeFile.of(repo, new_index),
-                **{rel: gitops.TreeFile.of(repo, body) for rel, body in new_sparse.items()},
-                **{rel: gitops.TreeFile.of(repo, body) for rel, body in metadata.items()},
-            }
-            tree = gitops.build_tree(repo, prefixes, files, git.base)
-            want = expected_tree(pkg, pkg_rel, new_index, {**new_sparse, **metadata})
-            gitops.verify_tree(repo, tree, prefixes, want)
-            # HEAD moves (compare-and-swap) before the work tree changes: a refusal leaves it
-            try:
-                result.commit = gitops.commit_tree(
-                    repo, tree, prefixes, files, message, author, git.base
-                )
-            except UsageError:  # HEAD holds exactly this tree: a re-run after a kill, if resume
-                if not resume:
-                    raise
-                gitcas.ensure_unchanged(repo, git.base)
-        wrote = staging.swap()
-    if old_index != new_index:
-        atomic_write_bytes(root / INDEX, new_index)
-        wrote = True
-    if sparse:  # a registry serving the sparse index keeps it in step (docs/SCALING.md)
-        write_sparse_files(root, new_sparse)
-    if metadata:  # signed registry: after the files they sign, timestamp last
-        from ..signing.repo import write_files
-
-        write_files(root, metadata)
-        wrote = True
-    if repo is None or result.commit is None:  # a folder, or HEAD already held this publish
-        if resume and not (wrote or repaired):  # nothing was missing: a plain re-publish
-            rules.check_version(pid, m.version, previous)
-        return result
-    gitcas.done(repo)  # the work tree holds the commit
-    for warning in gitops.checkout_warnings(repo, sorted(files)):
-        rep.warn(warning)
-        result.warnings.append(warning)
-    if kind == "remote":
-        assert remote_url is not None
-        author_name, pkg_name = pid.split("/")
-        result.branch = f"publish/{author_name}/{pkg_name}/{m.version}"
-        rep.stage(f"pushing {result.branch}")
-        gitops.push_branch(repo, remote_url, result.branch, result.commit)
-    return result
+    return Plan(pkg_rel, old_manifest, previous, resume, repaired, old_index, new_index, result)
 
 
-def _sign(
-    root: Path,
-    pkg: LocalPackage,
-    pkg_rel: str,
-    old_manifest: bytes,
-    new_index: bytes,
-    new_sparse: dict[str, bytes],
-    opts: PublishOptions,
-    remote_url: str | None,
-) -> dict[str, bytes]:
-    """A signed registry (metadata/root.json): the new targets (every package file, its
-    package.json, index.json, changed sparse files) and the re-signed bins, snapshot and
-    timestamp, committed with the files they sign. {} for an unsigned registry."""
-    from ..signing import ONLINE_ROLES, ROOT_PATH
-
-    if not (root / ROOT_PATH).is_file():
-        return {}
-    from ..signing import keys as keymod
-    from ..signing.repo import Repo
-
-    def entry(data: bytes) -> tuple[str, int]:
-        return hashlib.sha256(data).hexdigest(), len(data)
-
-    # strict checks (load_package) made every listed file carry its sha256 and size
-    upsert = {
-        f"{pkg_rel}/{f.path}": (str(f.sha256), int(f.size or 0)) for f in pkg.manifest.files or ()
-    }
-    upsert[f"{pkg_rel}/{MANIFEST}"] = entry(pkg.data)
-    upsert[INDEX] = entry(new_index)
-    for rel, body in new_sparse.items():
-        on_disk = root / rel
-        if rel == SPARSE_CONFIG or not on_disk.is_file() or on_disk.read_bytes() != body:
-            upsert[rel] = entry(body)
-    remove = {f"{pkg_rel}/{MANIFEST}"}
-    if old_manifest:
-        old = parse_manifest(old_manifest, source=f"{pkg_rel}/{MANIFEST}")
-        remove |= {f"{pkg_rel}/{f.path}" for f in old.files or ()}
-    name = Path(slug_for_url(remote_url)) if remote_url else root
-    keys_dir = keymod.resolve_keys_dir(opts.keys_dir, root, name=name.name)
-    ring = keymod.load(keys_dir, ONLINE_ROLES)
-    return Repo(root, ring).apply(upsert, remove - set(upsert))
+def _registry_manifest(
+    root: Path, pkg_rel: str, current: dict[str, Any] | None
+) -> tuple[bytes, str | None]:
+    """(bytes, version) of the package.json the registry holds for this package now."""
+    if current is None:
+        return b"", None
+    manifest_rel = str(current.get("manifest_path", f"{pkg_rel}/{MANIFEST}"))
+    old_path = safe_join(root, manifest_rel, "manifest path")
+    if not old_path.is_file():
+        return b"", None
+    data = old_path.read_bytes()
+    return data, parse_manifest(data, source=manifest_rel).version
 
 
 def _dependency_warnings(root: Path, entries: list[dict[str, Any]], m: Manifest) -> list[str]:
