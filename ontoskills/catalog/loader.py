@@ -14,6 +14,7 @@ from ..errors import OntoskillsError
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import Manifest, SkillEntry, parse_manifest
 from ..paths import Home
+from ..skillheader import SkillHeader
 from .builder import (
     INTENTS_FILE,
     Builder,
@@ -26,6 +27,8 @@ from .builder import (
 from .local import add_local, local_skill_files
 from .model import CatalogData, SkillRecord
 from .verify import Verification
+
+_NOT_ASSETS = (INTENTS_FILE, "package.json")
 
 
 def _add_package(
@@ -82,41 +85,64 @@ def _add_package(
         )
         if idx is not None:
             entries.append((s, idx))
-    # Every file belongs to the skill manifest.owner_of names (the one rule install, enable
-    # and the reference index use); a file of a skill that is not served is not served.
+    _attach_files(b, pkg, manifest, entries, headers, good, lock_model)
+
+
+def _attach_files(
+    b: Builder,
+    pkg: LockedPackage,
+    manifest: Manifest,
+    entries: list[tuple[SkillEntry, int]],
+    headers: dict[str, SkillHeader],
+    good: list[str],
+    lock_model: LockedModel | None,
+) -> None:
+    """Every verified file to the skill manifest.owner_of names (the one rule install, enable
+    and the reference index use); a file of a skill that is not served is not served.
+
+    Linear in files + modules: each file's owner is asked once and files are grouped by
+    owner and by folder in one pass (a scan of every file per skill, or per intents.json,
+    was O(skills x files); merging sub-modules' intents one module at a time, quadratic)."""
+    pid, root = pkg.id, b.home.package_dir(pkg.id)
     idx_of = {s.id: idx for s, idx in entries}
-
-    def owner_idx(path: str) -> int | None:
-        owner = manifest.owner_of(path)
-        return idx_of.get(owner.id) if owner is not None else None
-
+    owners: dict[str, int | None] = {}
+    for path in good:
+        entry = manifest.owner_of(path)
+        owners[path] = idx_of.get(entry.id) if entry is not None else None
+    more: dict[int, tuple[list[str], list[str]]] = {}  # sub-modules' aliases, intents
+    first_module = len(b.modules)
     for path, head in headers.items():
-        owner = owner_idx(path)
+        owner = owners[path]
         if owner is None:
             continue
         if path != b.records[owner].main_module:
-            rec = b.records[owner]
-            rec.modules.append(path)
-            rec.aliases = merge(rec.aliases, head.aliases)
-            rec.intents = merge(rec.intents, head.intents)
+            b.records[owner].modules.append(path)
+            aliases, intents = more.setdefault(owner, ([], []))
+            aliases.extend(head.aliases)
+            intents.extend(head.intents)
         b.modules.append(ModuleRef(path, head, owner))
+    assets: dict[int, list[str]] = {}
+    for path in good:
+        owner = owners[path]
+        name = PurePosixPath(path).name
+        if owner is not None and not path.endswith(".ttl") and name not in _NOT_ASSETS:
+            assets.setdefault(owner, []).append(path)
     for _, idx in entries:
         rec = b.records[idx]
         rec.modules.insert(0, rec.main_module)
-        rec.assets = [
-            p
-            for p in good
-            if owner_idx(p) == idx
-            and not p.endswith(".ttl")
-            and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
-        ]
-    pkg_modules = [m for m in b.modules if b.records[m.owner].package == pid]
+        rec.assets = assets.get(idx, [])
+        if idx in more:
+            rec.aliases = merge(rec.aliases, more[idx][0])
+            rec.intents = merge(rec.intents, more[idx][1])
+        b.cap_intents(idx)  # before its vectors are read, which the cap also bounds
+    pkg_modules = b.modules[first_module:]
+    by_folder: dict[str, list[ModuleRef]] = {}
+    for m in pkg_modules:
+        by_folder.setdefault(folder_of(m.path), []).append(m)
     for path in good:
-        if PurePosixPath(path).name != INTENTS_FILE:
-            continue
-        folder = folder_of(path)
-        in_folder = [m for m in pkg_modules if folder_of(m.path) == folder]
-        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owner_idx(path))
+        if PurePosixPath(path).name == INTENTS_FILE:
+            in_folder = by_folder.get(folder_of(path), [])
+            b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owners[path])
     if lock_model is not None:
         _add_derived_file(b, pkg, lock_model, pkg_modules)
 

@@ -79,6 +79,89 @@ def _bm25(data: CatalogData, bm25_cls: type[BM25Index]) -> tuple[BM25Index, bool
     return index, False
 
 
+class IntentIndex:
+    """Each skill's intents as the ids of their distinct search terms: tokenized once, when
+    the index is built (and kept in the snapshot), never per search. A search compares ids
+    for the few skills it returns; tokenizing a returned skill's intents per search took
+    3-10 s for one with 100,000 of them (the catalog now also caps them, limits.py)."""
+
+    def __init__(self, terms: list[str], arrays: dict[str, np.ndarray]) -> None:
+        self.term_list = terms
+        self.arrays = arrays
+        self.skills = arrays["skills"]  # record i's intents are rows skills[i]:skills[i+1]
+        self.starts = arrays["starts"]  # intent row r's term ids are ids[starts[r]:starts[r+1]]
+        self.ids = arrays["ids"]
+        self._terms: dict[str, int] | None = None
+
+    @classmethod
+    def build(cls, records: list[SkillRecord]) -> IntentIndex:
+        vocab: dict[str, int] = {}
+        skills, starts, ids = [0], [0], list[int]()
+        for r in records:
+            for text in r.intents:
+                ids.extend(vocab.setdefault(t, len(vocab)) for t in dict.fromkeys(tokenize(text)))
+                starts.append(len(ids))
+            skills.append(len(starts) - 1)
+        arrays: dict[str, np.ndarray] = {
+            "skills": np.asarray(skills, dtype=np.int64),
+            "starts": np.asarray(starts, dtype=np.int64),
+            "ids": np.asarray(ids, dtype=np.int32),
+        }
+        return cls(list(vocab), arrays)
+
+    @classmethod
+    def from_arrays(
+        cls, terms: list[str], arrays: dict[str, np.ndarray], records: list[SkillRecord]
+    ) -> IntentIndex:
+        """ValueError unless the arrays describe exactly these records' intents."""
+        skills, starts, ids = arrays["skills"], arrays["starts"], arrays["ids"]
+        counts = [len(r.intents) for r in records]
+        if (
+            len(skills) != len(records) + 1
+            or len(starts) != int(skills[-1]) + 1
+            or int(starts[0]) != 0
+            or int(starts[-1]) != len(ids)
+            or bool(np.any(np.diff(starts) < 0))
+            or np.diff(skills).tolist() != counts
+            or (len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(terms)))
+        ):
+            raise ValueError("inconsistent intent arrays")
+        return cls(terms, {"skills": skills, "starts": starts, "ids": ids})
+
+    def to_arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        return list(self.term_list), dict(self.arrays)
+
+    def overlap(self, i: int, terms: list[str]) -> list[int]:
+        """Positions of record i's intents that share terms with the query: most shared
+        terms first, then in the record's order."""
+        lo, hi = int(self.skills[i]), int(self.skills[i + 1])
+        if self._terms is None:
+            self._terms = {t: n for n, t in enumerate(self.term_list)}  # benign race
+        query = [n for t in set(terms) if (n := self._terms.get(t)) is not None]
+        if lo == hi or not query:
+            return []
+        bounds = self.starts[lo : hi + 1]
+        hit = np.isin(self.ids[int(bounds[0]) : int(bounds[-1])], query)
+        shared = np.concatenate(([0], np.cumsum(hit)))
+        count = shared[bounds[1:] - bounds[0]] - shared[bounds[:-1] - bounds[0]]
+        found = np.flatnonzero(count)
+        return [int(n) for n in found[np.argsort(-count[found], kind="stable")]]
+
+
+def _intents(data: CatalogData) -> tuple[IntentIndex, bool]:
+    """(index, reused): from the snapshot's arrays when they fit the records, else built
+    (and stored on `data`, which the snapshot then saves)."""
+    if data.intent_terms is not None and data.intent_arrays is not None:
+        try:
+            found = IntentIndex.from_arrays(data.intent_terms, data.intent_arrays, data.records)
+            return found, True
+        except (KeyError, ValueError, IndexError):
+            pass  # damaged or stale: rebuild
+    index = IntentIndex.build(data.records)
+    data.intent_terms, data.intent_arrays = index.to_arrays()
+    return index, False
+
+
 def _descending(score: np.ndarray, idx: np.ndarray, first: int) -> Iterator[int]:
     """`idx` by descending score, ties by index (a stable sort), sorting only the best
     `first` (and their ties) unless the caller reads past them: copies and disabled skills
@@ -120,7 +203,9 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25, self.bm25_reused = _bm25(data, bm25_cls)
+        self.bm25, bm25_reused = _bm25(data, bm25_cls)
+        self.intents, intents_reused = _intents(data)
+        self.reused = bm25_reused and intents_reused  # both read from the snapshot
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -145,9 +230,6 @@ class Ranker:
             self.members.setdefault(int(self.group[i]), []).append(i)
         for ids in self.members.values():
             ids.sort(key=lambda i: (-int(self.tier[i]), self.records[i].key))
-        # filled on demand; tuples, not sets: over the full registry's 3,815 intents a set
-        # per intent held ~4x the memory of a tuple of the same distinct tokens
-        self._intent_terms: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
 
     # ----------------------------------------------------------------- scoring
     def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
@@ -251,13 +333,6 @@ class Ranker:
             if m != shown and self.enabled[m] and int(self.tier[m]) >= floor
         ]
 
-    def intent_terms(self, i: int) -> list[tuple[str, tuple[str, ...]]]:
-        terms = self._intent_terms.get(i)
-        if terms is None:
-            terms = [(text, tuple(set(tokenize(text)))) for text in self.records[i].intents]
-            self._intent_terms[i] = terms  # benign race: same value from any thread
-        return terms
-
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
         r = self.records[i]
@@ -265,14 +340,5 @@ class Ranker:
         if sims is not None and self.semantic is not None:
             rows = self.semantic.top_rows(sims, i, n=4)
             found.extend(t for row in rows if (t := self.vector_text[row]) and t not in not_intents)
-        query = set(terms)
-        overlap = sorted(
-            (
-                (hits, n, text)
-                for n, (text, toks) in enumerate(self.intent_terms(i))
-                if (hits := sum(1 for t in toks if t in query))
-            ),
-            key=lambda t: (-t[0], t[1]),
-        )
-        found.extend(text for _, _, text in overlap)
+        found.extend(r.intents[n] for n in self.intents.overlap(i, terms))
         return list(dict.fromkeys(found))[:MAX_MATCHED_INTENTS]
