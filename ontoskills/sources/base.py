@@ -6,11 +6,14 @@ It knows nothing about installs, lockfiles or the home: the installer composes i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit
 
-from ..manifest import RegistryIndex
+from ..errors import UsageError
+from ..manifest import RegistryIndex, parse_index
 from ..paths import Cache
 from ..progress import Reporter
 from ..registries import RegistryConfig
@@ -74,3 +77,37 @@ class Source(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+_LEADING = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*")  # a BOM, then JSON whitespace
+
+NOT_A_REGISTRY_HINT = (
+    "a registry is a folder or git repository holding an index.json, or an http(s) URL "
+    "serving one: check --registry, `ontoskills registry list` and the lock's [registries]"
+)
+
+
+def not_a_registry(config: RegistryConfig, why: str, *, hint: str | None = None) -> UsageError:
+    """Exit 2 naming the registry and its location: the location is not a registry at all
+    (not 4, which says a registry's maintainers published something malformed)."""
+    where = config.url
+    if "://" in where:  # no userinfo, query or fragment: they may carry secrets
+        parts = urlsplit(where)
+        host = parts.netloc.rsplit("@", 1)[-1]
+        where = f"{parts.scheme}://{host}{parts.path}"
+    return UsageError(
+        f"registry {config.name} ({where}) is not a registry: {why}",
+        hint=hint or NOT_A_REGISTRY_HINT,
+    )
+
+
+def parse_registry_index(config: RegistryConfig, data: bytes) -> RegistryIndex:
+    """index.json as every source reads it: bytes that cannot begin a JSON object (an HTML
+    page, a binary file, nothing at all) mean the location is not a registry (exit 2),
+    before the strict parser would call a malformed registry what is none."""
+    start = _LEADING.match(data)
+    head = data[start.end() : start.end() + 1] if start else b""
+    if head != b"{":
+        what = "an HTML page" if head == b"<" else "empty" if not head else "not JSON"
+        raise not_a_registry(config, f"its index.json is {what}")
+    return parse_index(data, source=f"{config.name}: index.json")

@@ -10,11 +10,10 @@ from pathlib import Path
 from .. import limits
 from ..errors import LimitExceededError, NotFoundError, UnsafePathError
 from ..fsutil import CHUNK
-from ..manifest import parse_index
 from ..paths import expand_user
 from ..registries import RegistryConfig
 from ..safety import safe_join
-from .base import IndexSnapshot, RemoteFile, SourceOptions
+from .base import IndexSnapshot, RemoteFile, SourceOptions, parse_registry_index
 
 
 class FolderSource:
@@ -38,7 +37,7 @@ class FolderSource:
         path = self._path(relpath)
         try:
             st = os.stat(path, follow_symlinks=False)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a/b where a is a file: no a/b
             raise NotFoundError(f"{self.config.name}: {relpath} not found in {self.root}") from None
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePathError(f"{self.config.name}: {relpath} is not a regular file")
@@ -46,7 +45,7 @@ class FolderSource:
 
     def load_index(self) -> IndexSnapshot:
         data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
+        index = parse_registry_index(self.config, data)
         return IndexSnapshot(index=index, sha256=hashlib.sha256(data).hexdigest())
 
     def read(self, relpath: str, *, max_bytes: int) -> bytes:

@@ -29,7 +29,6 @@ from ..errors import (
     UsageError,
 )
 from ..fsutil import CHUNK, make_dirs, remove_tree
-from ..manifest import parse_index
 from ..registries import RegistryConfig
 from ..safety import check_relpath
 from ._auth import check_transport
@@ -41,7 +40,7 @@ from ._gitremote import (
     remote_host,
     split_git_url,
 )
-from .base import IndexSnapshot, RemoteFile, SourceOptions
+from .base import IndexSnapshot, RemoteFile, SourceOptions, parse_registry_index
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _REF_CHARS = re.compile(r"[A-Za-z0-9._/+-]{1,200}")  # what we accept after '#' in a URL
@@ -132,7 +131,7 @@ class GitSource:
                 pygit2.clone_repository(self.remote_url, str(tmp), bare=True)
             except (pygit2.GitError, ValueError, KeyError) as exc:
                 remove_tree(tmp)
-                raise git_error(exc, self.remote_url, "clone") from None
+                raise git_error(exc, self.remote_url, "clone", self.config.name) from None
             tmp.rename(self.clone_dir)
             return pygit2.Repository(str(self.clone_dir))
         return pygit2.init_repository(str(self.clone_dir), bare=True)
@@ -165,7 +164,7 @@ class GitSource:
                 depth=1 if self.network else 0,
             )
         except (pygit2.GitError, OntoskillsError, KeyError, ValueError) as exc:
-            raise git_error(exc, self.remote_url) from None
+            raise git_error(exc, self.remote_url, registry=self.config.name) from None
 
     def _remote_ref(self, repo: pygit2.Repository) -> str:
         """The remote ref to fetch for self.ref (or the remote's HEAD)."""
@@ -174,7 +173,7 @@ class GitSource:
         try:
             heads = remote.list_heads(callbacks=TokenCallbacks(self.remote_url, self.env))
         except (pygit2.GitError, OntoskillsError) as exc:
-            raise git_error(exc, self.remote_url, "ls-remote") from None
+            raise git_error(exc, self.remote_url, "ls-remote", self.config.name) from None
         names = {h.name: h for h in heads}
         if self.ref is None:
             head = names.get("HEAD")
@@ -295,7 +294,7 @@ class GitSource:
 
     def load_index(self) -> IndexSnapshot:
         data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
+        index = parse_registry_index(self.config, data)
         return IndexSnapshot(
             index=index, sha256=hashlib.sha256(data).hexdigest(), commit=self.commit
         )

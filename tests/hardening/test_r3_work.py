@@ -1,21 +1,32 @@
-"""Issue 22 (third hardening round), class 7: no work super-linear in catalog content.
+"""Issue 22 (third hardening round): classes 7 and 8.
 
-Work is counted, never timed: the dependency closure's peak memory (a list refilled with
-every dependency of every skill held E entries), how often the catalog asks who owns a file,
-how much merging a skill's sub-modules costs, how many intents a search tokenizes, how many
-skills a page of the Skills extension looks at. The cap on intents per skill is checked by
-what the catalog keeps. Timings (before -> after, same inputs) are in docs/RELIABILITY.md.
+Class 7, no work super-linear in catalog content. Work is counted, never timed: the
+dependency closure's peak memory (a list refilled with every dependency of every skill held
+E entries), how often the catalog asks who owns a file, how much merging a skill's
+sub-modules costs, how many intents a search tokenizes, how many skills a page of the Skills
+extension looks at. The cap on intents per skill is checked by what the catalog keeps.
+Timings (before -> after, same inputs) are in docs/RELIABILITY.md.
+
+Class 8, registry location errors name the registry: a file, /dev/null, /dev/zero, a FIFO,
+a socket, a folder without index.json, an HTTP site answering HTML, through `install`, `ci`
+(a lock naming it), `registry add`, `outdated` and `publish --registry`: exit 2 or 7 naming
+the registry, never 1 with a hint about --home, never 4 blaming its maintainers.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import socket
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_httpserver import HTTPServer
 
 from ontoskills import limits
 from ontoskills.catalog import loader
@@ -259,3 +270,137 @@ def test_a_skills_listing_looks_at_each_skill_once(
     seen = drive(home.root, "legacy", body)
     assert len(seen) == len(set(seen)) == 40
     assert calls[0] <= 2 * 40, f"{calls[0]} visibility checks to list 40 skills"
+
+
+# ------------------------------------------------------------------ class 8: locations
+
+LOCAL_SHAPES = ["file", "dev-null", "dev-zero", "fifo", "socket", "empty", "no-index", "index-dir"]
+HTTP_SHAPES = ["html", "http-404"]
+
+
+@pytest.fixture
+def shape_of(tmp_path: Path, httpserver: HTTPServer) -> Iterator[Callable[[str], str]]:
+    """A location of each shape that is not a registry."""
+    held: list[socket.socket] = []
+    httpserver.expect_request(re.compile("^/html/.*")).respond_with_data(
+        "<!doctype html><html><body>Welcome</body></html>", content_type="text/html"
+    )
+    httpserver.expect_request(re.compile("^/missing/.*")).respond_with_data("gone", status=404)
+
+    def make(shape: str) -> str:
+        where = tmp_path / "shapes" / shape
+        where.parent.mkdir(exist_ok=True)
+        if shape == "file":
+            where.write_text("hello\n")
+        elif shape in ("dev-null", "dev-zero"):
+            return "/dev/" + shape[4:]
+        elif shape == "fifo":
+            os.mkfifo(where)
+        elif shape == "socket":
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(str(where))
+            held.append(s)
+        elif shape == "empty":
+            where.mkdir()
+        elif shape == "no-index":
+            where.mkdir()
+            (where / "README.md").write_text("not a registry\n")
+        elif shape == "index-dir":
+            (where / "index.json").mkdir(parents=True)
+        elif shape == "html":
+            return httpserver.url_for("/html/")
+        elif shape == "http-404":
+            return httpserver.url_for("/missing/")
+        return str(where)
+
+    yield make
+    for s in held:
+        s.close()
+
+
+def _refused(proc: Any, name: str | None, where: str) -> None:
+    """Exit 2 or 7, one `error:` line naming the registry and its location; nothing about
+    --home (exit 1) and no blame on a registry's maintainers (exit 4)."""
+    assert proc.returncode in (2, 7), (proc.returncode, proc.stderr)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1, proc.stderr
+    shown = where.split("//", 1)[-1]
+    host, _, path = shown.partition("/")
+    assert host.split(":")[0] in errors[0] and path in errors[0], proc.stderr
+    if name is not None:
+        assert f"registry {name} " in errors[0], proc.stderr
+    assert "--home" not in proc.stderr and "maintainers" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("shape", LOCAL_SHAPES + HTTP_SHAPES)
+def test_install_from_a_location_that_is_not_a_registry(
+    cli_inproc: CliRunner, shape_of: Callable[[str], str], shape: str
+) -> None:
+    where = shape_of(shape)
+    proc = cli_inproc("--registry", where, "install", "acme/x")
+    _refused(proc, None, where)
+
+
+@pytest.mark.parametrize("shape", LOCAL_SHAPES)
+def test_registry_add_refuses_a_local_location_that_is_not_a_registry(
+    cli_inproc: CliRunner, shape_of: Callable[[str], str], env: dict[str, str], shape: str
+) -> None:
+    """Checked offline, by stat() only (a URL is checked on its first read: `add` never
+    needs the network). Nothing is written to config.toml."""
+    where = shape_of(shape)
+    proc = cli_inproc("registry", "add", "corp", where)
+    _refused(proc, "corp", where)
+    assert not (Path(env["ONTOSKILLS_HOME"]) / "config.toml").exists()
+
+
+@pytest.fixture
+def locked_home(
+    cli_inproc: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> Callable[[str], Path]:
+    """acme/x installed from a good folder registry; then the lock names `where` instead."""
+    reg = build_registry(tmp_path / "good", [PackageSpec("acme/x", [SkillSpec("s", "a skill")])])
+    cli_inproc("--registry", str(reg), "install", "acme/x", check=True)
+    home = Path(env["ONTOSKILLS_HOME"])
+
+    def point_at(where: str) -> Path:
+        lock = home / "ontoskills.lock"
+        text = re.sub(r'(?m)^url = ".*"$', f"url = {json.dumps(where)}", lock.read_text())
+        if "://" in where:
+            text = text.replace('kind = "folder"', 'kind = "http"')
+        lock.write_text(text)
+        return home
+
+    return point_at
+
+
+@pytest.mark.parametrize("verb", ["ci", "outdated"])
+@pytest.mark.parametrize("shape", LOCAL_SHAPES + HTTP_SHAPES)
+def test_a_lock_naming_a_location_that_is_not_a_registry(
+    cli_inproc: CliRunner,
+    shape_of: Callable[[str], str],
+    locked_home: Callable[[str], Path],
+    shape: str,
+    verb: str,
+) -> None:
+    """`ci` (the tree gone, so it must fetch) and `outdated`: the lock's registry `good`
+    named with the location, never a package "removed from the registry" (exit 0) or a
+    file "tampered" (exit 4)."""
+    where = shape_of(shape)
+    home = locked_home(where)
+    if verb == "ci":
+        shutil.rmtree(home / "ontologies")
+    proc = cli_inproc(verb)
+    _refused(proc, "good", where)
+
+
+@pytest.mark.parametrize("shape", ["file", "dev-null", "dev-zero", "fifo", "socket", "html"])
+def test_publish_into_a_location_that_is_not_a_registry(
+    cli_inproc: CliRunner, shape_of: Callable[[str], str], tmp_path: Path, shape: str
+) -> None:
+    """Not a git clone of /dev/zero failing as a network error (exit 5): exit 2."""
+    spec = PackageSpec("acme/y", [SkillSpec("t", vectors=False)], files_array=True)
+    write_package(tmp_path / "src", spec)
+    where = shape_of(shape)
+    proc = cli_inproc("publish", str(tmp_path / "src/packages/acme/y"), "--registry", where)
+    _refused(proc, None, where)
+    assert proc.returncode == 2
