@@ -1,4 +1,4 @@
-"""Issue 22 (third hardening round): classes 7 and 8.
+"""Issue 22 (third hardening round): class 7, class 8 and a session's GET stream.
 
 Class 7, no work super-linear in catalog content. Work is counted, never timed: the
 dependency closure's peak memory (a list refilled with every dependency of every skill held
@@ -11,10 +11,14 @@ Class 8, registry location errors name the registry: a file, /dev/null, /dev/zer
 a socket, a folder without index.json, an HTTP site answering HTML, through `install`, `ci`
 (a lock naming it), `registry add`, `outdated` and `publish --registry`: exit 2 or 7 naming
 the registry, never 1 with a hint about --home, never 4 blaming its maintainers.
+
+Also: concurrent GET streams of the Streamable HTTP server are capped (`[serve]
+max_streams`); past the cap a GET is refused with 503 and a JSON-RPC error body.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -25,18 +29,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from pytest_httpserver import HTTPServer
 
 from ontoskills import limits
 from ontoskills.catalog import loader
 from ontoskills.config import load_config
+from ontoskills.errors import ConfigError
 from ontoskills.install.resolve import select_skills
 from ontoskills.manifest import Manifest, parse_manifest
 from ontoskills.paths import Home
 from ontoskills.search import ranking
 from ontoskills.search.service import SkillService
-from tests.conftest import CliRunner
+from tests.conftest import REPO, CliRunner
+from tests.helpers.httpserve import HttpServer, RawSession
 from tests.helpers.registry import (
     OC,
     PackageSpec,
@@ -270,6 +277,85 @@ def test_a_skills_listing_looks_at_each_skill_once(
     seen = drive(home.root, "legacy", body)
     assert len(seen) == len(set(seen)) == 40
     assert calls[0] <= 2 * 40, f"{calls[0]} visibility checks to list 40 skills"
+
+
+# ------------------------------------------------------------------ also: GET streams
+
+
+async def _get_stream(url: str, session: RawSession) -> tuple[int, bytes, Any]:
+    """Open a session's GET event stream on its own connection: (status, body when it is
+    not a stream, the open writer to close it)."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(
+        f"GET /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
+        f"Mcp-Session-Id: {session.session_id}\r\nMcp-Protocol-Version: {session.version}"
+        "\r\n\r\n".encode()
+    )
+    await writer.drain()
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    status = int(head.split(" ", 2)[1])
+    body = b""
+    length = re.search(r"(?im)^content-length:\s*(\d+)", head)
+    if status != 200 and length:
+        body = await reader.readexactly(int(length.group(1)))
+    return status, body, writer
+
+
+def test_get_streams_past_the_cap_are_refused_and_below_it_served(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`[serve] max_streams = 2`: two sessions hold a GET stream each; a third GET is 503
+    with a JSON-RPC error body (its session still answers POSTs); once a stream closes, a
+    new one is served. Before, every GET was held open (~57 KB each, and a descriptor)."""
+    home = Path(env["ONTOSKILLS_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[serve]\nmax_streams = 2\n")
+
+    async def body(url: str) -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            sessions = [RawSession(client, url) for _ in range(3)]
+            for s in sessions:
+                await s.open()
+            held = []
+            for s in sessions[:2]:
+                status, _, writer = await _get_stream(url, s)
+                assert status == 200
+                held.append(writer)
+            status, refused, writer = await _get_stream(url, sessions[2])
+            writer.close()
+            assert status == 503
+            error = json.loads(refused)
+            assert error["jsonrpc"] == "2.0" and error["id"] is None
+            assert error["error"]["code"] == -32603
+            assert "Too many open event streams" in error["error"]["message"]
+            assert (await sessions[2].request("ping"))["result"] == {}
+            held.pop().close()  # one stream ends: room for another
+            for _ in range(200):
+                status, _, writer = await _get_stream(url, sessions[2])
+                if status == 200:
+                    break
+                writer.close()
+                await asyncio.sleep(0.05)
+            assert status == 200
+            writer.close()
+            for w in held:
+                w.close()
+
+    with HttpServer({**os.environ, **env, "PYTHONPATH": str(REPO)}) as server:
+        asyncio.run(body(server.url))
+        assert "refused a GET event stream" in server.stderr
+        assert server.stop() == 0
+
+
+@pytest.mark.parametrize("value", ["-1", "100001", "true", '"8"', "2.5"])
+def test_max_streams_out_of_range_is_a_config_error(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(f"[serve]\nmax_streams = {value}\n")
+    with pytest.raises(ConfigError, match=r"serve\.max_streams must be an integer from 0"):
+        load_config(path)
+    path.write_text("[serve]\nmax_streams = 0\n")
+    assert load_config(path).serve.max_streams == 0
 
 
 # ------------------------------------------------------------------ class 8: locations
