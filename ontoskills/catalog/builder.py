@@ -168,9 +168,10 @@ class Builder:
         rec = self.records[idx]
         if len(rec.intents) <= MAX_INTENTS_PER_SKILL:
             return
+        # Problems are shown as "not served: ...": this reads as the part that is not.
         self.problems.append(
-            f"{rec.key}: {len(rec.intents)} intents, over the {MAX_INTENTS_PER_SKILL} per "
-            f"skill that are indexed; the rest are ignored"
+            f"{rec.key}: {len(rec.intents) - MAX_INTENTS_PER_SKILL} of its {len(rec.intents)} "
+            f"intents (a skill's first {MAX_INTENTS_PER_SKILL} are indexed)"
         )
         rec.intents = rec.intents[:MAX_INTENTS_PER_SKILL]
         self.vectors.kept[idx] = set(rec.intents)
@@ -187,8 +188,8 @@ class Builder:
         self.derive_missing_vectors()
         for cut in sorted(self.vectors.cut - set(self.vectors.kept)):
             self.problems.append(
-                f"{self.records[cut].key}: intent vectors over the {MAX_INTENTS_PER_SKILL} "
-                "per skill that are indexed; the rest are ignored"
+                f"{self.records[cut].key}: intent vectors past its first "
+                f"{MAX_INTENTS_PER_SKILL} (a skill's first {MAX_INTENTS_PER_SKILL} are indexed)"
             )
         if self.vectors.rows:
             vectors = np.vstack(self.vectors.rows).astype(np.float32)
