@@ -58,6 +58,11 @@ DEFAULT_TRUST_WEIGHTS = {LOCAL_TIER: 1.0, "official": 1.2, "verified": 1.0, "com
 DEFAULT_CONTEXT_BUDGET = 12_000
 MIN_CONTEXT_BUDGET = 2_000
 MAX_CONTEXT_BUDGET = 1_000_000
+# Concurrent GET event streams of `serve --transport http` (docs/SERVER.md): each costs ~57 KB
+# on top of its session's ~38 KB, and a connection (a file descriptor) for as long as it is
+# open; the default stays well under a 1,024-descriptor `ulimit -n`.
+DEFAULT_MAX_STREAMS = 256
+MAX_MAX_STREAMS = 100_000
 # A registry used without `registry add` (`--registry URL`, ONTOSKILLS_REGISTRY, or a lock
 # naming one no longer configured) is capped here: a one-off index cannot call itself official.
 ADHOC_TRUST = Tier.COMMUNITY.value
@@ -129,6 +134,7 @@ class NetworkSettings(_Table):
 @dataclass
 class ServeSettings(_Table):
     context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one `ontoskill` answer
+    max_streams: int = DEFAULT_MAX_STREAMS  # concurrent GET event streams (http transport)
 
 
 @dataclass
@@ -346,13 +352,27 @@ def check_context_budget(value: object, where: str) -> int:
 
 def _serve(data: dict[str, Any], path: Path) -> ServeSettings:
     table = _table(data, "serve", str(path))
+    keys = ("context_budget", "max_streams")
     settings = ServeSettings(
-        extra=_known(table, ("context_budget",)),
-        given=frozenset(k for k in ("context_budget",) if k in table),
+        extra=_known(table, keys), given=frozenset(k for k in keys if k in table)
     )
     if "context_budget" in table:
         where = f"{path}: serve.context_budget"
         settings.context_budget = check_context_budget(table["context_budget"], where)
+    if "max_streams" in table:
+        value = table["max_streams"]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 0 <= value <= MAX_MAX_STREAMS
+        ):
+            raise ConfigError(
+                f"{path}: serve.max_streams must be an integer from 0 to {MAX_MAX_STREAMS:,}, "
+                f"got {value!r}",
+                hint=f"concurrent GET event streams of `serve --transport http`; the default "
+                f"is {DEFAULT_MAX_STREAMS}",
+            )
+        settings.max_streams = value
     return settings
 
 

@@ -27,6 +27,10 @@ MAX_INDEX_BYTES = 256 * 1024 * 1024
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_INTENTS_BYTES = 32 * 1024 * 1024  # the largest real one is ~120 KB
 MAX_SKILLS_PER_PACKAGE = 5_000
+# Intents the catalog indexes per skill (text, and vectors besides the description's): the
+# full OntoStore's most is 253 (a skill of 74 modules); 100,000 made every search
+# ranking that skill take seconds (docs/SEARCH.md).
+MAX_INTENTS_PER_SKILL = 1_000
 MAX_LOCKFILE_BYTES = 64 * 1024 * 1024  # ~400k locked files; tomllib parses ~10 MB/s
 MAX_CONFIG_BYTES = 1024 * 1024
 # JSON values (containers + keys + scalars) a document may create: bounds parse memory

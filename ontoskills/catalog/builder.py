@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from ..errors import OntoskillsError
+from ..limits import MAX_INTENTS_PER_SKILL
 from ..manifest import parse_intents
 from ..paths import Home
 from ..skillheader import SkillHeader, read_skill_header
@@ -29,10 +30,25 @@ class Vectors:
     model: str | None = None
     dim: int | None = None
     derived: int = 0
+    # The intents cap (limits.MAX_INTENTS_PER_SKILL) on vectors, consistent with the text
+    # intents: a skill whose text intents were cut keeps vectors only for the kept ones,
+    # and no skill gets more intent vectors than the cap (its description vector aside).
+    kept: dict[int, set[str]] = field(default_factory=dict)  # owner -> kept intents, if cut
+    count: Counter[int] = field(default_factory=Counter)  # intent vectors per owner
+    cut: set[int] = field(default_factory=set)  # owners that lost vectors to the cap
 
-    def add(self, owner: int, text: str, vec: np.ndarray) -> bool:
+    def admits(self, owner: int, text: str) -> bool:
+        kept = self.kept.get(owner)
+        return (kept is None or text in kept) and self.count[owner] < MAX_INTENTS_PER_SKILL
+
+    def add(self, owner: int, text: str, vec: np.ndarray, *, intent: bool = True) -> bool:
         if (owner, text) in self.seen:
             return False
+        if intent:
+            if not self.admits(owner, text):
+                self.cut.add(owner)
+                return False
+            self.count[owner] += 1
         self.seen.add((owner, text))
         self.rows.append(np.asarray(vec, dtype=np.float32))
         self.owner.append(owner)
@@ -97,18 +113,29 @@ class Builder:
                 self.vectors.add(fallback, iv.intent, np.asarray(iv.embedding))
 
     def derive_missing_vectors(self) -> None:
-        """Quirk 6: encode the intents of modules that have no stored vectors."""
+        """Quirk 6: encode the intents of modules that have no stored vectors (within the
+        intents cap: nothing is encoded that `Vectors.add` would refuse)."""
         if self.encode is None:
             return
         todo: list[tuple[int, str]] = []
+        room = Counter(self.vectors.count)
         for m in self.modules:
             if not m.has_vectors:
                 texts = list(m.header.intents)
                 if m.path == self.records[m.owner].main_module:
                     texts += self.records[m.owner].intents
-                todo.extend((m.owner, t) for t in dict.fromkeys(texts))
-        todo += self.description_texts()
-        todo = [(o, t) for o, t in todo if (o, t) not in self.vectors.seen]
+                for t in dict.fromkeys(texts):
+                    pair = (m.owner, t)
+                    if (
+                        pair not in self.vectors.seen
+                        and self.vectors.admits(m.owner, t)
+                        and room[m.owner] < MAX_INTENTS_PER_SKILL
+                    ):
+                        room[m.owner] += 1
+                        todo.append(pair)
+        described = self.description_texts()
+        descriptions = set(described)
+        todo += [p for p in described if p not in self.vectors.seen]
         if not todo:
             return
         encoded = self.encode([t for _, t in todo])
@@ -120,7 +147,8 @@ class Builder:
             return
         self.vectors.dim = encoded.shape[1]
         for (owner, text), vec in zip(todo, encoded, strict=True):
-            self.vectors.derived += self.vectors.add(owner, text, vec)
+            intent = (owner, text) not in descriptions
+            self.vectors.derived += self.vectors.add(owner, text, vec, intent=intent)
 
     def description_texts(self) -> list[tuple[int, str]]:
         """Every skill also gets a vector for its description (its name in words when it has
@@ -132,6 +160,22 @@ class Builder:
                 out.append((i, text))
         return out
 
+    def cap_intents(self, idx: int) -> None:
+        """Bound a skill's intents (limits.MAX_INTENTS_PER_SKILL, docs/SEARCH.md) once its
+        modules are merged and before its vectors are read: every search that ranks a skill
+        walks its intents, and 100,000 of them made each such search take seconds. One
+        problem line per skill cut, never one per intent."""
+        rec = self.records[idx]
+        if len(rec.intents) <= MAX_INTENTS_PER_SKILL:
+            return
+        # Problems are shown as "not served: ...": this reads as the part that is not.
+        self.problems.append(
+            f"{rec.key}: {len(rec.intents) - MAX_INTENTS_PER_SKILL} of its {len(rec.intents)} "
+            f"intents (a skill's first {MAX_INTENTS_PER_SKILL} are indexed)"
+        )
+        rec.intents = rec.intents[:MAX_INTENTS_PER_SKILL]
+        self.vectors.kept[idx] = set(rec.intents)
+
     def new_record(self, rec: SkillRecord) -> int | None:
         if rec.key in self.keys:
             self.problems.append(f"{rec.key}: defined twice; the second one is ignored")
@@ -142,6 +186,11 @@ class Builder:
 
     def finish(self) -> CatalogData:
         self.derive_missing_vectors()
+        for cut in sorted(self.vectors.cut - set(self.vectors.kept)):
+            self.problems.append(
+                f"{self.records[cut].key}: intent vectors past its first "
+                f"{MAX_INTENTS_PER_SKILL} (a skill's first {MAX_INTENTS_PER_SKILL} are indexed)"
+            )
         if self.vectors.rows:
             vectors = np.vstack(self.vectors.rows).astype(np.float32)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)

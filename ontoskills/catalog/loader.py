@@ -8,7 +8,6 @@ descriptions cut to "..." or ">" (10), one parse per module (11).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import OntoskillsError
@@ -29,73 +28,27 @@ from .local import add_local, local_skill_files
 from .model import CatalogData, SkillRecord
 from .verify import Verification
 
+_NOT_ASSETS = (INTENTS_FILE, "package.json")
+
 
 def _add_package(
     b: Builder, pkg: LockedPackage, verification: Verification, lock_model: LockedModel | None
 ) -> None:
     pid = pkg.id
     root = b.home.package_dir(pid)
-    manifest = _verified_manifest(b, pkg, verification)
-    if manifest is None:
+    if not verification.ok(pid, "package.json") or pkg.file("package.json") is None:
+        b.problems.append(f"{pid}: package.json failed verification; package not served")
+        return
+    try:
+        manifest: Manifest = parse_manifest(
+            (root / "package.json").read_bytes(), source=f"{pid}/package.json", expected_id=pid
+        )
+    except (OSError, OntoskillsError) as exc:
+        b.problems.append(f"{pid}: {exc}; package not served")
         return
     good = [f.path for f in pkg.files if verification.ok(pid, f.path)]
     ttl = sorted(p for p in good if p.endswith(".ttl"))
     headers = {p: h for p in ttl if (h := b.header(root / p, f"{pid}/{p}")) is not None}
-    entries = _skill_records(b, pkg, manifest, headers)
-    # Every file belongs to the skill manifest.owner_of names (the one rule install, enable
-    # and the reference index use); a file of a skill that is not served is not served.
-    idx_of = {s.id: idx for s, idx in entries}
-
-    def owner_idx(path: str) -> int | None:
-        owner = manifest.owner_of(path)
-        return idx_of.get(owner.id) if owner is not None else None
-
-    _attach_modules(b, headers, owner_idx)
-    for _, idx in entries:
-        rec = b.records[idx]
-        rec.modules.insert(0, rec.main_module)
-        rec.assets = [
-            p
-            for p in good
-            if owner_idx(p) == idx
-            and not p.endswith(".ttl")
-            and PurePosixPath(p).name not in (INTENTS_FILE, "package.json")
-        ]
-    pkg_modules = [m for m in b.modules if b.records[m.owner].package == pid]
-    for path in good:
-        if PurePosixPath(path).name != INTENTS_FILE:
-            continue
-        folder = folder_of(path)
-        in_folder = [m for m in pkg_modules if folder_of(m.path) == folder]
-        b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owner_idx(path))
-    if lock_model is not None:
-        _add_derived_file(b, pkg, lock_model, pkg_modules)
-
-
-def _verified_manifest(
-    b: Builder, pkg: LockedPackage, verification: Verification
-) -> Manifest | None:
-    """The package's parsed package.json, or None (a problem recorded: package not served)."""
-    pid = pkg.id
-    if not verification.ok(pid, "package.json") or pkg.file("package.json") is None:
-        b.problems.append(f"{pid}: package.json failed verification; package not served")
-        return None
-    try:
-        return parse_manifest(
-            (b.home.package_dir(pid) / "package.json").read_bytes(),
-            source=f"{pid}/package.json",
-            expected_id=pid,
-        )
-    except (OSError, OntoskillsError) as exc:
-        b.problems.append(f"{pid}: {exc}; package not served")
-        return None
-
-
-def _skill_records(
-    b: Builder, pkg: LockedPackage, manifest: Manifest, headers: dict[str, SkillHeader]
-) -> list[tuple[SkillEntry, int]]:
-    """One record per skill whose main module was read: (its manifest entry, record index)."""
-    pid = pkg.id
     entries: list[tuple[SkillEntry, int]] = []
     for s in manifest.skills:
         # Disabled skills are indexed too (flagged, never served): search can then say
@@ -116,7 +69,7 @@ def _skill_records(
                 identifier=head.identifier or s.id,
                 iri=head.iri,
                 trust_tier=pkg.trust_tier,
-                root=str(b.home.package_dir(pid)),
+                root=str(root),
                 main_module=s.path,
                 description=description_of(s.description, head.description, head.differentia),
                 category=s.category or head.category,
@@ -132,23 +85,66 @@ def _skill_records(
         )
         if idx is not None:
             entries.append((s, idx))
-    return entries
+    _attach_files(b, pkg, manifest, entries, headers, good, lock_model)
 
 
-def _attach_modules(
-    b: Builder, headers: dict[str, SkillHeader], owner_idx: Callable[[str], int | None]
+def _attach_files(
+    b: Builder,
+    pkg: LockedPackage,
+    manifest: Manifest,
+    entries: list[tuple[SkillEntry, int]],
+    headers: dict[str, SkillHeader],
+    good: list[str],
+    lock_model: LockedModel | None,
 ) -> None:
-    """Sub-modules join their owning skill's record (its aliases and intents too)."""
+    """Every verified file to the skill manifest.owner_of names (the one rule install, enable
+    and the reference index use); a file of a skill that is not served is not served.
+
+    Linear in files + modules: each file's owner is asked once and files are grouped by
+    owner and by folder in one pass (a scan of every file per skill, or per intents.json,
+    was O(skills x files); merging sub-modules' intents one module at a time, quadratic)."""
+    pid, root = pkg.id, b.home.package_dir(pkg.id)
+    idx_of = {s.id: idx for s, idx in entries}
+    owners: dict[str, int | None] = {}
+    for path in good:
+        entry = manifest.owner_of(path)
+        owners[path] = idx_of.get(entry.id) if entry is not None else None
+    more: dict[int, tuple[list[str], list[str]]] = {}  # sub-modules' aliases, intents
+    first_module = len(b.modules)
     for path, head in headers.items():
-        owner = owner_idx(path)
+        owner = owners[path]
         if owner is None:
             continue
         if path != b.records[owner].main_module:
-            rec = b.records[owner]
-            rec.modules.append(path)
-            rec.aliases = merge(rec.aliases, head.aliases)
-            rec.intents = merge(rec.intents, head.intents)
+            b.records[owner].modules.append(path)
+            aliases, intents = more.setdefault(owner, ([], []))
+            aliases.extend(head.aliases)
+            intents.extend(head.intents)
         b.modules.append(ModuleRef(path, head, owner))
+    assets: dict[int, list[str]] = {}
+    for path in good:
+        owner = owners[path]
+        name = PurePosixPath(path).name
+        if owner is not None and not path.endswith(".ttl") and name not in _NOT_ASSETS:
+            assets.setdefault(owner, []).append(path)
+    for _, idx in entries:
+        rec = b.records[idx]
+        rec.modules.insert(0, rec.main_module)
+        rec.assets = assets.get(idx, [])
+        if idx in more:
+            rec.aliases = merge(rec.aliases, more[idx][0])
+            rec.intents = merge(rec.intents, more[idx][1])
+        b.cap_intents(idx)  # before its vectors are read, which the cap also bounds
+    pkg_modules = b.modules[first_module:]
+    by_folder: dict[str, list[ModuleRef]] = {}
+    for m in pkg_modules:
+        by_folder.setdefault(folder_of(m.path), []).append(m)
+    for path in good:
+        if PurePosixPath(path).name == INTENTS_FILE:
+            in_folder = by_folder.get(folder_of(path), [])
+            b.add_intents_file(root / path, f"{pid}/{path}", in_folder, owners[path])
+    if lock_model is not None:
+        _add_derived_file(b, pkg, lock_model, pkg_modules)
 
 
 def _add_derived_file(

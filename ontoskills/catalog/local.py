@@ -41,6 +41,17 @@ def add_local(b: Builder, files: list[Path]) -> None:
     top = b.home.ontologies
     mains = [p for p in files if p.name == "ontoskill.ttl" and p.parent != top]
     main_dirs = {p.parent for p in mains}
+    # Files of each skill: below its folder but not inside a nested local skill, i.e. the
+    # nearest skill folder above the file; found once per file (a scan of every file per
+    # skill was O(skills x files)).
+    files_of: dict[Path, list[Path]] = {}
+    for p in files:
+        for d in p.parents:
+            if d == top:
+                break
+            if d in main_dirs:
+                files_of.setdefault(d, []).append(p)
+                break
     for main in mains:
         folder = main.parent
         rel = folder.relative_to(top)
@@ -53,13 +64,7 @@ def add_local(b: Builder, files: list[Path]) -> None:
         if not (is_valid_name(group) and is_valid_name(skill)):
             b.problems.append(f"{label}: folder or identifier is not a valid name; not served")
             continue
-        # Files of this skill: below its folder but not inside a nested local skill.
-        mine = [
-            p
-            for p in files
-            if folder in p.parents
-            and not any(d in main_dirs for d in p.parents if folder in d.parents)
-        ]
+        mine = files_of.get(folder, [])
         idx = b.new_record(
             SkillRecord(
                 key=f"local/{group}/{skill}",
@@ -91,11 +96,13 @@ def add_local(b: Builder, files: list[Path]) -> None:
                 sub = b.header(p, f"local/{rel.as_posix()}/{relp}")
                 if sub is not None:
                     rec.modules.append(relp)
-                    rec.aliases = merge(rec.aliases, sub.aliases)
-                    rec.intents = merge(rec.intents, sub.intents)
                     modules.append(ModuleRef(relp, sub, idx))
             elif p.suffix != ".ttl" and p.name != INTENTS_FILE:
                 rec.assets.append(relp)
+        if len(modules) > 1:  # merged once, not per module (quadratic in a skill's modules)
+            rec.aliases = merge(rec.aliases, [a for m in modules[1:] for a in m.header.aliases])
+            rec.intents = merge(rec.intents, [i for m in modules[1:] for i in m.header.intents])
+        b.cap_intents(idx)
         b.modules.extend(modules)
         if (folder / INTENTS_FILE).is_file():
             b.add_intents_file(

@@ -75,6 +75,10 @@ class CatalogData:
     # time and kept in the snapshot: tokenizing and indexing every skill dominated start-up.
     bm25_terms: list[str] | None = None
     bm25_arrays: dict[str, np.ndarray] | None = None
+    # Each record's intents as term ids (search/ranking.IntentIndex): tokenized once at build
+    # time and kept in the snapshot, so no search tokenizes an intent.
+    intent_terms: list[str] | None = None
+    intent_arrays: dict[str, np.ndarray] | None = None
     # Body text per record ("say" / "prose" -> texts), only while building: the snapshot
     # keeps the postings made from it, not the text.
     bodies: list[dict[str, list[str]]] | None = None

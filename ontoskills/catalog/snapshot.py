@@ -43,11 +43,12 @@ from ..fsutil import atomic_write_bytes, remove_file
 from ..safety import check_relpath
 from .model import CatalogData, SkillRecord
 
-FORMAT = 6  # bump when the record layout, the tokenizer or how modules are read changes
+FORMAT = 7  # bump when the record layout, the tokenizer or how modules are read changes
 _DIR = "search-index"
 _ALIGN = 64  # each array's offset: aligned loads for every dtype (and cache lines)
 _DTYPES = frozenset({"<f4", "<i4", "<i8", "|b1"})  # all we write; nothing else is read
 _BM25 = "bm25."  # prefix of the BM25 arrays' names in the layout
+_INTENTS = "intents."  # ... and of the intents' term ids (search/ranking.IntentIndex)
 _OPEN = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -160,6 +161,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
         ):
             return None
         bm25 = {k[len(_BM25) :]: v for k, v in arrays.items() if k.startswith(_BM25)}
+        intents = {k[len(_INTENTS) :]: v for k, v in arrays.items() if k.startswith(_INTENTS)}
         return CatalogData(
             records=records,
             vectors=vectors,
@@ -171,6 +173,8 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
             derived_vectors=int(meta.get("derived_vectors", 0)),
             bm25_terms=list(meta["bm25_terms"]),
             bm25_arrays=bm25,
+            intent_terms=list(meta["intent_terms"]),
+            intent_arrays=intents,
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # absent or damaged: rebuild
@@ -185,6 +189,7 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         "vectors": data.vectors[order].astype(np.float32, copy=False),
         "vector_owner": data.vector_owner[order].astype(np.int32, copy=False),
         **{_BM25 + k: v for k, v in (data.bm25_arrays or {}).items()},
+        **{_INTENTS + k: v for k, v in (data.intent_arrays or {}).items()},
     }
     blob, layout = _pack(arrays)
     meta = {
@@ -199,6 +204,7 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
         "schema": data.schema,
         "derived_vectors": data.derived_vectors,
         "bm25_terms": data.bm25_terms or [],
+        "intent_terms": data.intent_terms or [],
     }
     try:
         # Arrays first, JSON last: a reader that finds the JSON always finds its arrays.

@@ -11,6 +11,7 @@ from ..errors import NotFoundError, UsageError
 from ..manifest import Tier
 from ..registries import RegistryConfig, RegistryKind, detect_kind
 from ..safety import is_valid_name
+from ..sources import check_location
 from . import _context, registry_maint, registry_signing
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -63,6 +64,7 @@ def add_cmd(
         cfg = app_ctx.config
         tier = None if trust is None else trust.value
         reg = RegistryConfig(name, location, kind or detect_kind(location), tier)
+        check_location(reg)  # a file, a device, a folder without index.json: not a registry
         prints: list[str] = []
         if root is not None or trust_on_first_use:
             if root is not None and trust_on_first_use:

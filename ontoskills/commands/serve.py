@@ -185,6 +185,7 @@ def register(app: typer.Typer) -> None:
                         allow_hosts=tuple(allow_host or ()),
                         allow_origins=tuple(allow_origin or ()),
                         verbose=verbose,
+                        max_streams=app_ctx.config.serve.max_streams,
                     )
                 )
                 configure_logging(verbose)

@@ -9,6 +9,7 @@ problems become warnings.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from ..config import Config
 from ..errors import OntoskillsError
 from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
+from ..limits import MAX_INTENTS_PER_SKILL
 from ..lockfile import LockedModel, LockedPackage, Lockfile
 from ..manifest import parse_intents
 from ..paths import Home
@@ -145,7 +147,15 @@ def derive_package(
     """Compute and store vectors for the package's modules that have none; returns count."""
     modules, stored = scan or scan_package(home.package_dir(package_id))
     todo = missing_modules(modules, stored)
-    entries = [(m, intent) for m in todo for intent in m.intents]
+    # No more per skill than the catalog indexes (limits.MAX_INTENTS_PER_SKILL): a module
+    # with 100,000 intents must not cost 100,000 encodes here.
+    per_skill: Counter[str] = Counter()
+    entries = []
+    for m in todo:
+        for intent in m.intents:
+            if per_skill[m.skill or m.module] < MAX_INTENTS_PER_SKILL:
+                per_skill[m.skill or m.module] += 1
+                entries.append((m, intent))
     reporter.stage(f"deriving vectors for {package_id}", total=len(entries))
     chunks = []
     for start in range(0, len(entries), BATCH):  # batches padded to their longest intent

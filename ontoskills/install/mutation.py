@@ -40,6 +40,8 @@ from .session import Session, lock_registry_name
 from .state import package_drift
 from .transaction import Transaction, recover
 
+MAX_DEPS_SHOWN = 10  # unresolved dependencies named in a package's one warning
+
 
 @dataclass(frozen=True, kw_only=True)
 class Verb:
@@ -173,9 +175,13 @@ class Mutation:
         )
         for warning in plan.warnings + fetcher.warnings:
             session.reporter.warn(warning)
-        for dep in plan.unresolved_deps:
+        if plan.unresolved_deps:  # one line, however many: a hostile manifest has 10^6
+            shown = ", ".join(plan.unresolved_deps[:MAX_DEPS_SHOWN])
+            more = len(plan.unresolved_deps) - MAX_DEPS_SHOWN
             session.reporter.warn(
-                f"{plan.package_id}: dependency {dep} is not in this package; install it separately"
+                f"{plan.package_id}: dependencies not in this package: {shown}"
+                + (f" (+{more} more)" if more > 0 else "")
+                + "; install them separately"
             )
         return LockedPackage(
             id=plan.package_id,

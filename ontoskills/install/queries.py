@@ -92,9 +92,10 @@ def outdated(session: Session) -> list[dict[str, Any]]:
             continue
         reg = session.registry_for_lock(locked_reg)
         row: dict[str, Any] = {"package": pid, "version": pkg.version, "trust_tier": pkg.trust_tier}
-        try:
-            _, entry = session.find_package(pid, [reg])
-        except NotFoundError:
+        # A registry that is not there (no index.json, not a registry) is an error naming
+        # it; only a package its index no longer lists is "removed".
+        entry = session.snapshot(reg).index.get(pid)
+        if entry is None:
             rows.append({**row, "status": "removed-from-registry"})
             continue
         src = session.index_source(reg)

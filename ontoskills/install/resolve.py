@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -134,25 +135,27 @@ def _is_embedding(path: str, manifest: Manifest) -> bool:
 def select_skills(
     manifest: Manifest, wanted: set[str] | None
 ) -> tuple[list[SkillEntry], list[str]]:
-    """The wanted skills plus their same-package dependency closure; and deps we cannot meet."""
+    """The wanted skills plus their same-package dependency closure; and deps we cannot meet.
+
+    O(skills + dependencies): a deque, and each skill queued once (a list popped from the
+    front, refilled with every dependency of every skill, took 30 s on 850 x 850)."""
     if wanted is None:
         return list(manifest.skills), []
     by_id = {s.id: s for s in manifest.skills}
     check_skills_exist(manifest.package_id, wanted, set(by_id))
-    chosen: dict[str, SkillEntry] = {}
-    unresolved: list[str] = []
-    queue = sorted(wanted)
+    seen = set(wanted)
+    queue = deque(sorted(wanted))
+    unresolved: dict[str, str] = {}  # missing dep -> the first skill that needs it
     while queue:
-        sid = queue.pop(0)
-        if sid in chosen:
-            continue
-        chosen[sid] = by_id[sid]
+        sid = queue.popleft()
         for dep in by_id[sid].depends_on:
-            if dep in by_id:
+            if dep not in by_id:
+                unresolved.setdefault(dep, sid)
+            elif dep not in seen:
+                seen.add(dep)
                 queue.append(dep)
-            else:
-                unresolved.append(f"{sid} -> {dep}")
-    return [chosen[k] for k in sorted(chosen)], sorted(set(unresolved))
+    chosen = [by_id[k] for k in sorted(seen)]
+    return chosen, sorted(f"{sid} -> {dep}" for dep, sid in unresolved.items())
 
 
 def check_skills_exist(package_id: str, wanted: set[str], available: set[str]) -> None:

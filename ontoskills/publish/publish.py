@@ -27,7 +27,9 @@ from ..manifest import Manifest, parse_manifest
 from ..ownership import Keep, check_target
 from ..progress import NullReporter, Reporter
 from ..redact import redact_url
+from ..registries import RegistryConfig, RegistryKind, slug_for_url
 from ..safety import safe_join, split_package_id
+from ..sources import check_location
 from ..sources._gitremote import is_network_remote
 from ..sources.git import check_ref_component
 from . import gitcas, gitops, rules
@@ -139,11 +141,14 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
         kind = "git" if gitops.is_repo(local) else "folder"
         with registry_lock(local, dry_run=opts.dry_run):
             return _publish_into(pkg, local, kind, opts, rep, own=True)
-    if "://" not in location and not is_network_remote(location) and not local.exists():
-        raise UsageError(
-            f"registry {location} does not exist",
-            hint=f"create it with `ontoskills registry init {location}`",
-        )
+    if "://" not in location and not is_network_remote(location):
+        if not local.exists():
+            raise UsageError(
+                f"registry {location} does not exist",
+                hint=f"create it with `ontoskills registry init {location}`",
+            )
+        # a file, /dev/zero, a FIFO, a socket: not a registry (exit 2), never a clone of it
+        check_location(RegistryConfig(slug_for_url(location), location, RegistryKind.GIT))
     if opts.trust is not None:
         rules.decide_tier(pkg.manifest.package_id, None, opts.trust, own_registry=False)
     for part, what in zip(pkg.manifest.package_id.split("/"), ("author", "package"), strict=True):

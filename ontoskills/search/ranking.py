@@ -20,9 +20,8 @@ import numpy as np
 from ..catalog.model import CatalogData
 from ..manifest import tier_rank
 from .bm25 import BM25Index
-from .documents import build_bm25
+from .documents import build_bm25, build_intents
 from .semantic import SemanticIndex
-from .tokenize import tokenize
 
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
 MAX_MATCHED_INTENTS = 3
@@ -91,7 +90,9 @@ class Ranker:
         self, data: CatalogData, bm25_cls: type[BM25Index], trust_weights: dict[str, float]
     ) -> None:
         self.records = data.records
-        self.bm25, self.bm25_reused = build_bm25(data, bm25_cls)
+        self.bm25, bm25_reused = build_bm25(data, bm25_cls)
+        self.intents, intents_reused = build_intents(data)
+        self.reused = bm25_reused and intents_reused  # both read from the snapshot
         self.semantic = (
             SemanticIndex(data.vectors, data.vector_owner, len(data.records))
             if data.has_vectors
@@ -116,9 +117,6 @@ class Ranker:
             self.members.setdefault(int(self.group[i]), []).append(i)
         for ids in self.members.values():
             ids.sort(key=lambda i: (-int(self.tier[i]), self.records[i].key))
-        # filled on demand; tuples, not sets: over the full registry's 3,815 intents a set
-        # per intent held ~4x the memory of a tuple of the same distinct tokens
-        self._intent_terms: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
 
     def rank(
         self,
@@ -251,13 +249,6 @@ class Ranker:
             if m != shown and self.enabled[m] and int(self.tier[m]) >= floor
         ]
 
-    def intent_terms(self, i: int) -> list[tuple[str, tuple[str, ...]]]:
-        terms = self._intent_terms.get(i)
-        if terms is None:
-            terms = [(text, tuple(set(tokenize(text)))) for text in self.records[i].intents]
-            self._intent_terms[i] = terms  # benign race: same value from any thread
-        return terms
-
     def matched(self, i: int, terms: list[str], sims: np.ndarray | None) -> list[str]:
         found: list[str] = []
         r = self.records[i]
@@ -265,14 +256,5 @@ class Ranker:
         if sims is not None and self.semantic is not None:
             rows = self.semantic.top_rows(sims, i, n=4)
             found.extend(t for row in rows if (t := self.vector_text[row]) and t not in not_intents)
-        query = set(terms)
-        overlap = sorted(
-            (
-                (hits, n, text)
-                for n, (text, toks) in enumerate(self.intent_terms(i))
-                if (hits := sum(1 for t in toks if t in query))
-            ),
-            key=lambda t: (-t[0], t[1]),
-        )
-        found.extend(text for _, _, text in overlap)
+        found.extend(r.intents[n] for n in self.intents.overlap(i, terms))
         return list(dict.fromkeys(found))[:MAX_MATCHED_INTENTS]

@@ -136,10 +136,11 @@ class SkillService:
         )
 
     def _index(self, data: CatalogData, fresh: bool) -> _State | None:
-        """The ranker over a new catalog view; None when a snapshot's stored BM25 postings do
-        not fit it (the catalog then rebuilds from the tree, and the ranker fills them)."""
+        """The ranker over a new catalog view; None when a snapshot's stored BM25 postings or
+        intent terms do not fit it (the catalog then rebuilds from the tree, and the ranker
+        fills them)."""
         ranker = Ranker(data, BM25Index, self.config.search.trust_weights)
-        if not fresh and not ranker.bm25_reused:
+        if not fresh and not ranker.reused:
             return None
         return _State(
             data=data,

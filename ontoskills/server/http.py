@@ -14,6 +14,9 @@ transport, one process for many sessions (a devcontainer, a team, a remote agent
 * **Size.** A POST body over MAX_BODY (1 MiB) is refused with 413 (the SDK's limit, set
   lower than its 4 MiB default); uvicorn bounds the request line and headers, and a
   request's headers must arrive within HEADER_TIMEOUT (slowloris; uvicorn has no such limit).
+* **Event streams.** At most `max_streams` GET event streams (`[serve] max_streams`) are open
+  at once, each ~57 KB and a connection for as long as its client keeps it; past that a GET
+  is 503 with a JSON-RPC error body (docs/SERVER.md).
 * **Shutdown.** SIGTERM or SIGINT stops accepting connections, lets in-flight requests finish
   (up to GRACE seconds; past that they are cancelled and the client sees the connection
   close), ends the sessions and exits 0.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import ipaddress
+import json
 import logging
 import signal
 import socket
@@ -33,6 +37,7 @@ from typing import Any
 
 import anyio
 
+from ..config import DEFAULT_MAX_STREAMS
 from ..errors import UsageError
 from .app import ServeOptions, Service, ServiceHolder, build_server
 
@@ -61,6 +66,7 @@ class HttpOptions:
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
     verbose: bool = False
+    max_streams: int = DEFAULT_MAX_STREAMS  # `[serve] max_streams`
 
 
 def is_loopback(host: str) -> bool:
@@ -114,12 +120,22 @@ def security_settings(options: HttpOptions) -> Any:
 
 
 class Guard:
-    """Outer ASGI layer: the bearer token (when set), and `/healthz`."""
+    """Outer ASGI layer: the bearer token (when set), `/healthz`, and the cap on concurrent
+    GET event streams."""
 
-    def __init__(self, app: ASGIApp, token: str | None, hosts: list[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None,
+        hosts: list[str],
+        max_streams: int = DEFAULT_MAX_STREAMS,
+    ) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.hosts = hosts
+        self.max_streams = max_streams
+        self.streams = 0  # GET requests on PATH in progress (one event loop: no lock)
+        self.full = False  # the cap was reached and said so in the log
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -143,7 +159,40 @@ class Guard:
                 [(b"www-authenticate", b'Bearer realm="ontoskills"')],
             )
             return
+        if scope.get("method") == "GET" and scope.get("path") == PATH:
+            await self._stream(scope, receive, send)
+            return
         await self.app(scope, receive, send)
+
+    async def _stream(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """A session's GET event stream stays open as long as its client wants, holding a
+        connection and ~57 KB (docs/SERVER.md): past `max_streams` open ones, refuse
+        (503, a JSON-RPC error as the SDK answers past its session cap) rather than let
+        streams exhaust memory or file descriptors. Sessions keep working without one."""
+        if self.streams >= self.max_streams:
+            if not self.full:  # once per time the cap is reached, not once per refusal
+                log.warning("refused a GET event stream: %d are open", self.streams)
+                self.full = True
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {
+                        "code": -32603,
+                        "message": f"Too many open event streams (the server allows "
+                        f"{self.max_streams}); retry later, or use POST responses only",
+                    },
+                }
+            ).encode()
+            headers = [(b"content-type", b"application/json"), (b"retry-after", b"30")]
+            await _send(send, 503, body, headers)
+            return
+        self.streams += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.streams -= 1
+            self.full = False
 
     def _authorized(self, header: bytes) -> bool:
         assert self.token is not None
@@ -167,15 +216,17 @@ async def _plain(
     body: bytes,
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
+    await _send(
+        send, status, body, [(b"content-type", b"text/plain; charset=utf-8"), *(headers or [])]
+    )
+
+
+async def _send(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or []),
-            ],
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -258,7 +309,7 @@ def build_app(holder: ServiceHolder, options: ServeOptions, http: HttpOptions) -
         transport_security=settings,
         host=http.host,
     )
-    return Guard(app, http.token, list(settings.allowed_hosts))
+    return Guard(app, http.token, list(settings.allowed_hosts), http.max_streams)
 
 
 async def serve_http(

@@ -122,15 +122,17 @@ def _names(view: Any) -> _Names:
     roots: dict[str, str] = {}
     for prefix, keys in by_prefix.items():
         taken = {k.rsplit("/", 1)[1] for k in keys if valid_name(k.rsplit("/", 1)[1])}
+        tried: dict[str, int] = {}  # base -> next suffix: k ids sharing one base cost O(k)
         for key in keys:
             skill_id = key.rsplit("/", 1)[1]
             name = skill_id
             if not valid_name(skill_id):
-                base, n = sanitize_name(skill_id), 2
-                name = base
+                base = sanitize_name(skill_id)
+                name, n = base, tried.get(base, 2)
                 while name in taken:
                     suffix = f"-{n}"
                     name, n = base[: 64 - len(suffix)].rstrip("-") + suffix, n + 1
+                tried[base] = n
                 taken.add(name)
             roots[key] = f"{SCHEME}{prefix}/{name}"
     locked = {
@@ -154,6 +156,7 @@ class SkillFS:
         self._lock = threading.Lock()
         self._names: _Names | None = None
         self._served: dict[str, Served] = {}  # key -> entry, for the current names' view
+        self._keys: tuple[_Names, list[str]] | None = None  # served_keys() of those names
         self._manifests: OrderedDict[str, tuple[str, list[tuple[str, str, int]]]] = OrderedDict()
         self._rendered: OrderedDict[tuple[str, str], dict[str, bytes]] = OrderedDict()
         self._disk_hashes: dict[tuple[str, int, int, int], str] = {}
@@ -172,10 +175,16 @@ class SkillFS:
         return rec is not None and (self.floor is None or tier_rank(rec.trust_tier) >= self.floor)
 
     def served_keys(self) -> list[str]:
-        """Visible skills, in URI order."""
+        """Visible skills, in URI order: sorted once per view, not once per listed page."""
         names = self.names()
+        with self._lock:
+            if self._keys is not None and self._keys[0] is names:
+                return self._keys[1]
         roots = names.roots
-        return sorted((k for k in roots if self.visible(names, k)), key=lambda k: roots[k])
+        keys = sorted((k for k in roots if self.visible(names, k)), key=lambda k: roots[k])
+        with self._lock:
+            self._keys = (names, keys)
+        return keys
 
     def locate(self, uri: str) -> tuple[str, str] | None:
         """(key, decoded path) for a `skill://` URI of a visible skill, or None. The path is

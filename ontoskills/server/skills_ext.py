@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -107,20 +108,17 @@ class Skills:
         keys = fs.served_keys()
         roots = fs.names().roots
         start = 0
-        if cursor:
-            after = _decode_cursor(cursor)
-            start = next((i for i, k in enumerate(keys) if roots[k] > after), len(keys))
+        if cursor:  # keys are in URI order: a page costs its own skills, not the catalog
+            start = bisect.bisect_right(keys, _decode_cursor(cursor), key=lambda k: roots[k])
         entries: list[dict[str, Any]] = []
-        last = None
-        for key in keys[start:]:
-            if len(entries) == PAGE_SIZE:
-                break
-            last = key
-            served = fs.served(key)
+        end = start
+        while end < len(keys) and len(entries) < PAGE_SIZE:
+            served = fs.served(keys[end])
+            end += 1
             if served.within_limits():
                 entries.append(served.entry())
-        more = last is not None and keys.index(last) + 1 < len(keys)
-        return entries, (_encode_cursor(roots[last]) if more and last else None)
+        more = start < end < len(keys)
+        return entries, (_encode_cursor(roots[keys[end - 1]]) if more else None)
 
     def get(self, service: Service, uri: str) -> dict[str, Any]:
         fs = self.fs(service)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pygit2
 from pygit2.enums import CredentialType
 
-from ..errors import AuthError, NetworkError, NotFoundError, OntoskillsError
+from ..errors import AuthError, NetworkError, NotFoundError, OntoskillsError, UsageError
 from ..paths import expand_user
 from ._auth import Origin, Token, auth_hint, token_for
 
@@ -27,6 +27,8 @@ _NOT_FOUND_RE = re.compile(
     r"|does not exist",
     re.I,
 )
+# A web server answering a git URL with a page: the location is not a git repository.
+_NOT_GIT_RE = re.compile(r"content-type|packet line|pkt-line|bad packet", re.I)
 
 
 def split_git_url(url: str) -> tuple[str, str | None]:
@@ -96,12 +98,23 @@ class TokenCallbacks(pygit2.RemoteCallbacks):
         )
 
 
-def git_error(exc: Exception, url: str, action: str = "fetch") -> OntoskillsError:
+def git_error(
+    exc: Exception, url: str, action: str = "fetch", registry: str | None = None
+) -> OntoskillsError:
     """Map a libgit2 failure to our exit codes; the message never carries a token."""
     if isinstance(exc, OntoskillsError):
         return exc
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     host = remote_host(url) if is_network_remote(url) else url
+    if _NOT_GIT_RE.search(text):  # exit 2: not a registry, not a network failure
+        parts = urlsplit(url)
+        where = f"{parts.hostname}{parts.path}" if parts.hostname else host
+        named = f"registry {registry} ({where})" if registry else where
+        return UsageError(
+            f"{named} is not a git repository ({text})",
+            hint="check the registry URL: a git registry is a repository URL "
+            "(https://host/org/repo.git), a static one serves index.json",
+        )
     if _AUTH_RE.search(text):
         return AuthError(f"{host}: git {action} was refused ({text})", hint=auth_hint(url, None))
     if _NOT_FOUND_RE.search(text):

@@ -7,14 +7,16 @@ It knows nothing about installs, lockfiles or the home: the installer composes i
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import limits
-from ..errors import NotFoundError
+from ..errors import NotFoundError, UsageError
 from ..manifest import RegistryIndex, parse_index
 from ..paths import Cache
 from ..progress import Reporter
+from ..redact import redact_url
 from ..registries import RegistryConfig, RegistryKind
 from ._auth import Origin
 from ._retry import Deadline
@@ -85,7 +87,7 @@ class BaseSource:
     def load_index(self) -> IndexSnapshot:
         """Fetch (or revalidate) and parse index.json; pins the revision for later reads."""
         data = self.read("index.json", max_bytes=limits.MAX_INDEX_BYTES)
-        index = parse_index(data, source=f"{self.config.name}: index.json")
+        index = parse_registry_index(self.config, data)
         return IndexSnapshot(
             index=index, sha256=hashlib.sha256(data).hexdigest(), commit=self.commit
         )
@@ -112,3 +114,32 @@ class BaseSource:
 
     def close(self) -> None:
         """Release connections; a source is never reopened behind close()."""
+
+
+_LEADING = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*")  # a BOM, then JSON whitespace
+
+NOT_A_REGISTRY_HINT = (
+    "a registry is a folder or git repository holding an index.json, or an http(s) URL "
+    "serving one: check --registry, `ontoskills registry list` and the lock's [registries]"
+)
+
+
+def not_a_registry(config: RegistryConfig, why: str, *, hint: str | None = None) -> UsageError:
+    """Exit 2 naming the registry and its location: the location is not a registry at all
+    (not 4, which says a registry's maintainers published something malformed)."""
+    return UsageError(
+        f"registry {config.name} ({redact_url(config.url)}) is not a registry: {why}",
+        hint=hint or NOT_A_REGISTRY_HINT,
+    )
+
+
+def parse_registry_index(config: RegistryConfig, data: bytes) -> RegistryIndex:
+    """index.json as every source reads it: bytes that cannot begin a JSON object (an HTML
+    page, a binary file, nothing at all) mean the location is not a registry (exit 2),
+    before the strict parser would call a malformed registry what is none."""
+    start = _LEADING.match(data)
+    head = data[start.end() : start.end() + 1] if start else b""
+    if head != b"{":
+        what = "an HTML page" if head == b"<" else "empty" if not head else "not JSON"
+        raise not_a_registry(config, f"its index.json is {what}")
+    return parse_index(data, source=f"{config.name}: index.json")

@@ -38,7 +38,7 @@ class FolderSource(BaseSource):
         path = self._path(relpath)
         try:
             st = os.stat(path, follow_symlinks=False)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a/b where a is a file: no a/b
             raise NotFoundError(f"{self.config.name}: {relpath} not found in {self.root}") from None
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePathError(f"{self.config.name}: {relpath} is not a regular file")

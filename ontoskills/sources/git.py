@@ -133,7 +133,7 @@ class GitSource(BaseSource):
                 pygit2.clone_repository(self.remote_url, str(tmp), bare=True)
             except (pygit2.GitError, ValueError, KeyError) as exc:
                 remove_tree(tmp)
-                raise git_error(exc, self.remote_url, "clone") from None
+                raise git_error(exc, self.remote_url, "clone", self.config.name) from None
             tmp.rename(self.clone_dir)
             return pygit2.Repository(str(self.clone_dir))
         return pygit2.init_repository(str(self.clone_dir), bare=True)
@@ -169,7 +169,7 @@ class GitSource(BaseSource):
                 depth=1 if self.network else 0,
             )
         except (pygit2.GitError, OntoskillsError, KeyError, ValueError) as exc:
-            raise git_error(exc, self.remote_url) from None
+            raise git_error(exc, self.remote_url, registry=self.config.name) from None
 
     def _remote_ref(self, repo: pygit2.Repository) -> str:
         """The remote ref to fetch for self.ref (or the remote's HEAD)."""
@@ -178,7 +178,7 @@ class GitSource(BaseSource):
         try:
             heads = remote.list_heads(callbacks=self._callbacks())
         except (pygit2.GitError, OntoskillsError) as exc:
-            raise git_error(exc, self.remote_url, "ls-remote") from None
+            raise git_error(exc, self.remote_url, "ls-remote", self.config.name) from None
         names = {h.name: h for h in heads}
         if self.ref is None:
             head = names.get("HEAD")

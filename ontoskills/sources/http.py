@@ -33,6 +33,7 @@ from ..errors import (
     LimitExceededError,
     NetworkError,
     NotFoundError,
+    OntoskillsError,
 )
 from ..fsutil import CHUNK
 from ..redact import redact_url
@@ -46,7 +47,7 @@ from ._retry import (
     status_text,
     transport_text,
 )
-from .base import BaseSource, SourceOptions
+from .base import BaseSource, SourceOptions, not_a_registry
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
@@ -228,6 +229,8 @@ class HttpSource(BaseSource):
             try:
                 with self._open(url, headers) as (resp, token):
                     status = resp.status_code
+                    if status == 200 and relpath.endswith(".json") and _is_html(resp):
+                        raise self._html_page(relpath)
                     if status == 200 or (status == 304 and headers):
                         return consume(resp)
                     if status in (401, 403):
@@ -271,6 +274,19 @@ class HttpSource(BaseSource):
             f"{self.host}: giving up on {relpath} after {attempts} attempts (last: {last})",
             hint="check your connection and the registry URL, or retry later; "
             "--offline uses only what is cached",
+        )
+
+    def _html_page(self, relpath: str) -> OntoskillsError:
+        """A web page where a registry file should be: a site, or a host answering every
+        path with its home page (a single-page app, a captive portal). Its index.json
+        means the URL is not a registry (exit 2); another file is not there (exit 7, and a
+        probe's miss). Never a malformed registry (exit 4), nor a signed one's bad root."""
+        where = f"{self.config.name} ({redact_url(self.base)})"
+        if relpath == "index.json":
+            return not_a_registry(self.config, "its index.json is an HTML page (a web site?)")
+        return NotFoundError(
+            f"registry {where} answers an HTML page for {relpath}: no such file there",
+            hint="check the registry URL and that the package is published",
         )
 
     def _sleep(self, seconds: float) -> None:
@@ -415,6 +431,11 @@ class HttpSource(BaseSource):
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def _is_html(resp: httpx.Response) -> bool:
+    kind = resp.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+    return kind in ("text/html", "application/xhtml+xml")
 
 
 def _header_value(value: object) -> bool:
