@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..asciinum import DIGITS, uint
 from ..errors import NotFoundError
 from .parts import Part, SkillParts, one_line, size_label, split_parts
 from .render import knowledge_line, requirement_line
@@ -73,12 +74,13 @@ def parse_spec(spec: str) -> tuple[str, int | None]:
     text = spec.strip()
     end = len(text)
     digits = end
-    while digits > 0 and text[digits - 1].isascii() and text[digits - 1].isdigit():
+    while digits > 0 and text[digits - 1] in DIGITS:
         digits -= 1
     sep = len(text[:digits].rstrip())
-    if digits == end or end - digits > 9 or sep == 0 or text[sep - 1] not in _SEPARATORS:
+    number = uint(text[digits:]) if 0 < end - digits <= 9 else None
+    if number is None or sep == 0 or text[sep - 1] not in _SEPARATORS:
         return text, None
-    return text[: sep - 1].strip(), int(text[digits:])
+    return text[: sep - 1].strip(), number
 
 
 def paginate(text: str, size: int) -> list[str]:

@@ -26,13 +26,14 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__, limits
+from .. import __version__, asciinum, limits
 from ..errors import (
     AuthError,
     FormatError,
     LimitExceededError,
     NetworkError,
     NotFoundError,
+    UsageError,
 )
 from ..fsutil import CHUNK
 from ..manifest import parse_index
@@ -94,6 +95,13 @@ class HttpSource:
         elif not base.endswith("/"):
             base += "/"
         check_transport(base, options.allow_insecure_http, f"registry {config.name}")
+        try:
+            _ = urlsplit(base).port  # ASCII digits only: ":١٢" or ":99999" raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"registry {config.name}: the URL's port is not a number from 0 to 65535",
+                hint="write the port in ASCII digits, e.g. https://host:8443/",
+            ) from None
         self.base = base
         self.host = urlsplit(base).hostname or ""
         self.env = options.env or dict(os.environ)
@@ -129,7 +137,10 @@ class HttpSource:
     def _load_meta(self, url: str) -> _Meta | None:
         try:
             raw = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
-            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], int(raw["size"]))
+            size = asciinum.json_uint(raw["size"])
+            if size is None:
+                return None
+            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], size)
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -306,7 +317,8 @@ class HttpSource:
             raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
         else:
             length = resp.headers.get("Content-Length", "")
-            if length.isascii() and length.isdigit() and int(length) > max_bytes:
+            declared = asciinum.uint(length, limit=max_bytes)  # None: not a length, read on
+            if declared is not None and declared > max_bytes:
                 raise LimitExceededError(
                     f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
                 )
