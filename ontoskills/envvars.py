@@ -14,14 +14,11 @@ Only ASCII decimal notation is accepted: Python's own `float()` also takes `inf`
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from . import asciinum
 from .errors import UsageError
-
-_INT_RE = re.compile(r"[0-9]{1,15}")
-_FLOAT_RE = re.compile(r"(?:[0-9]{1,15}(?:\.[0-9]{0,9})?|\.[0-9]{1,9})")
 
 
 @dataclass(frozen=True)
@@ -60,8 +57,11 @@ VARS: dict[str, NumericVar] = {
 def parse(var: NumericVar, raw: str) -> float:
     """One value of `var`; UsageError naming it when it is not a number in range."""
     text = raw.strip()
-    pattern = _INT_RE if var.integer else _FLOAT_RE
-    value = float(text) if pattern.fullmatch(text) else None
+    if var.integer:
+        whole = asciinum.uint(text, limit=10**15)
+        value = None if whole is None else float(whole)
+    else:
+        value = asciinum.decimal(text)
     if value is None or not var.minimum <= value <= var.maximum:
         kind = "a whole number" if var.integer else "a number"
         raise UsageError(

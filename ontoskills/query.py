@@ -15,6 +15,7 @@ back would be invalid JSON.
 
 from __future__ import annotations
 
+from .asciinum import DIGITS, uint
 from .errors import UsageError
 
 QUERY_MAX_CHARS = 16_384  # refused above this (the MCP tool's `maxLength`)
@@ -74,11 +75,10 @@ def parse_part(spec: str) -> tuple[str, int | None]:
     text = spec.strip()
     end = len(text)
     digits = end
-    while digits > 0 and "0" <= text[digits - 1] <= "9":
+    while digits > 0 and text[digits - 1] in DIGITS:
         digits -= 1
     sep = len(text[:digits].rstrip())
-    if digits == end or end - digits > _PAGE_DIGITS or sep == 0:
+    number = uint(text[digits:]) if 0 < end - digits <= _PAGE_DIGITS else None
+    if number is None or sep == 0 or text[sep - 1] not in PAGE_SEPARATORS:
         return text, None
-    if text[sep - 1] not in PAGE_SEPARATORS:
-        return text, None
-    return text[: sep - 1].strip(), int(text[digits:])
+    return text[: sep - 1].strip(), number

@@ -6,6 +6,7 @@ checks fail closed and raise UnsafePathError (exit 4) with the offending value q
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -211,11 +212,50 @@ _TAG_FLAGS = (
 _SKIN_TONES = range(0x1F3FB, 0x1F400)
 
 
+# Emoji=Yes, from Unicode's emoji-data.txt (Emoji 15.0, 2022-08-02): 1,424 code points in
+# 151 ranges, written by scripts/emoji_table.py. What may carry VS15/VS16 or join a ZWJ
+# sequence is this property, not a general category: U+2139 INFORMATION SOURCE is Ll, and
+# U+2139 U+FE0F is the standard emoji 'information' that three anthropics packages use.
+_EMOJI_RANGES = (
+    "23 2A 30-39 A9 AE 203C 2049 2122 2139 2194-2199 21A9-21AA 231A-231B 2328 23CF 23E9-23F3 "
+    "23F8-23FA 24C2 25AA-25AB 25B6 25C0 25FB-25FE 2600-2604 260E 2611 2614-2615 2618 261D "
+    "2620 2622-2623 2626 262A 262E-262F 2638-263A 2640 2642 2648-2653 265F-2660 2663 "
+    "2665-2666 2668 267B 267E-267F 2692-2697 2699 269B-269C 26A0-26A1 26A7 26AA-26AB "
+    "26B0-26B1 26BD-26BE 26C4-26C5 26C8 26CE-26CF 26D1 26D3-26D4 26E9-26EA 26F0-26F5 "
+    "26F7-26FA 26FD 2702 2705 2708-270D 270F 2712 2714 2716 271D 2721 2728 2733-2734 2744 "
+    "2747 274C 274E 2753-2755 2757 2763-2764 2795-2797 27A1 27B0 27BF 2934-2935 2B05-2B07 "
+    "2B1B-2B1C 2B50 2B55 3030 303D 3297 3299 1F004 1F0CF 1F170-1F171 1F17E-1F17F 1F18E "
+    "1F191-1F19A 1F1E6-1F1FF 1F201-1F202 1F21A 1F22F 1F232-1F23A 1F250-1F251 1F300-1F321 "
+    "1F324-1F393 1F396-1F397 1F399-1F39B 1F39E-1F3F0 1F3F3-1F3F5 1F3F7-1F4FD 1F4FF-1F53D "
+    "1F549-1F54E 1F550-1F567 1F56F-1F570 1F573-1F57A 1F587 1F58A-1F58D 1F590 1F595-1F596 "
+    "1F5A4-1F5A5 1F5A8 1F5B1-1F5B2 1F5BC 1F5C2-1F5C4 1F5D1-1F5D3 1F5DC-1F5DE 1F5E1 1F5E3 "
+    "1F5E8 1F5EF 1F5F3 1F5FA-1F64F 1F680-1F6C5 1F6CB-1F6D2 1F6D5-1F6D7 1F6DC-1F6E5 1F6E9 "
+    "1F6EB-1F6EC 1F6F0 1F6F3-1F6FC 1F7E0-1F7EB 1F7F0 1F90C-1F93A 1F93C-1F945 1F947-1F9FF "
+    "1FA70-1FA7C 1FA80-1FA88 1FA90-1FABD 1FABF-1FAC5 1FACE-1FADB 1FAE0-1FAE8 1FAF0-1FAF8 "
+)
+
+
+@functools.cache
+def _emoji_table() -> tuple[list[int], list[int]]:
+    starts, ends = [], []
+    for token in _EMOJI_RANGES.split():
+        lo, _, hi = token.partition("-")
+        starts.append(int(lo, 16))
+        ends.append(int(hi or lo, 16))
+    return starts, ends
+
+
+def is_emoji(c: str) -> bool:
+    """The Emoji property (Emoji=Yes) of one character."""
+    starts, ends = _emoji_table()
+    i = bisect.bisect_right(starts, ord(c)) - 1
+    return i >= 0 and ord(c) <= ends[i]
+
+
 def _is_emoji_base(c: str) -> bool:
-    cp = ord(c)
-    if 0x1F000 <= cp <= 0x1FAFF or cp in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x3030, 0x303D):
-        return True
-    return 0x2100 <= cp <= 0x2BFF and unicodedata.category(c) in ("So", "Sm")
+    """An emoji that VS15/VS16 may follow and a ZWJ may join: Emoji=Yes but not ASCII, as
+    `#`, `*` and `0`-`9` are emoji only as keycaps (`1` U+FE0F U+20E3: judged below)."""
+    return not c.isascii() and is_emoji(c)
 
 
 def _is_ideograph(c: str) -> bool:

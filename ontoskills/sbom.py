@@ -12,6 +12,8 @@ bundled CycloneDX 1.6 JSON schema before it is written.
 from __future__ import annotations
 
 import dataclasses
+import re
+import string
 import uuid
 import warnings
 from pathlib import Path
@@ -63,19 +65,92 @@ def _files(owner: str, files: list[LockedFile]) -> list[Component]:
     ]
 
 
-def _registry_refs(reg: LockedRegistry | None) -> list[ExternalReference]:
+# Lock URLs as CycloneDX `iri-reference`s (RFC 3987). A lock may hold what git or an HTTP
+# client takes but an IRI does not: the scp form `git@host:org/repo.git` that `registry add`
+# accepts (it made the whole lock unexportable), `|`, `^`, a backslash, a stray `%`, a second
+# `#`. Each becomes the equivalent reference (the lock itself keeps what the user wrote).
+_SCP = re.compile(r"([\w.-]+)@([\w.-]+):(.*)", re.DOTALL)  # lockfile.is_local_url's scp form
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_IRI_ASCII = frozenset(string.ascii_letters + string.digits + "-._~:/?@!$&'()*+,;=")
+_HEX = frozenset(string.hexdigits)
+
+
+def _ucschar(c: str) -> bool:
+    """RFC 3987 ucschar: the non-ASCII characters an IRI may hold as they are."""
+    cp = ord(c)
+    if cp < 0x10000:
+        return 0xA0 <= cp <= 0xD7FF or 0xF900 <= cp <= 0xFDCF or 0xFDF0 <= cp <= 0xFFEF
+    plane, low = cp >> 16, cp & 0xFFFF
+    return low <= 0xFFFD and (plane <= 13 or (plane == 14 and low >= 0x1000))
+
+
+def _kept(c: str, in_host: bool) -> bool:
+    if c in "[]":
+        return in_host  # an IPv6 literal's brackets; anywhere else they are encoded
+    if c.isascii():
+        return c in _IRI_ASCII  # '#' is kept once, by _encode
+    return c.isprintable() and _ucschar(c)  # never a bidi control or an invisible space
+
+
+def _encode(url: str, start: int) -> str:
+    """url (its scheme ends at `start`) with what an IRI cannot hold percent-encoded."""
+    host_end = -1  # brackets are allowed in the authority only (an IPv6 literal)
+    if url.startswith("//", start):
+        ends = [i for i in (url.find(c, start + 2) for c in "/?#") if i != -1]
+        host_end = min(ends, default=len(url))
+    out, fragment = [url[:start]], False
+    for i in range(start, len(url)):
+        c = url[i]
+        if c == "%" and url[i + 1 : i + 3] and set(url[i + 1 : i + 3]) <= _HEX:
+            out.append(c)
+        elif c == "#" and not fragment:
+            fragment = True
+            out.append(c)
+        elif _kept(c, in_host=i < host_end):
+            out.append(c)
+        else:
+            out.append("".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")))
+    return "".join(out)
+
+
+def _reference(reg: LockedRegistry | None) -> str | None:
+    """The registry's URL as a reference another machine can follow, or None (a path)."""
     if reg is None or is_local_url(reg.url):
-        return []  # a local path is not a URI another machine could follow
+        return None
+    url = reg.url
+    scp = _SCP.fullmatch(url)
+    if scp is not None:  # git's own equivalent: ssh://[user@]host/path (git-clone(1) URLS)
+        user, host, path = scp.groups()
+        url = f"ssh://{user}@{host}/{path.lstrip('/')}"
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in url):
+        raise LockFormatError(
+            f"the lock cannot be exported as CycloneDX 1.6: registry {reg.name!r} has a "
+            "control character in its URL",
+            hint="restore the lock from version control, or regenerate it with "
+            "`ontoskills install`",
+        )
+    scheme = _SCHEME.match(url)
+    return None if scheme is None else _encode(url, scheme.end())
+
+
+def _registry_refs(reg: LockedRegistry | None) -> list[ExternalReference]:
+    url = _reference(reg)
+    # A local path is not a URI another machine could follow. An IPv6 host ([::1]) is valid
+    # RFC 3987, but the bundled validator (rfc3987-syntax) refuses every IPv6 literal: the
+    # purl's repository_url still names it.
+    if reg is None or url is None or "[" in url:
+        return []
     vcs = source_class(reg.kind).vcs  # the lock's kind was checked when it was read
     kind = ExternalReferenceType.VCS if vcs else ExternalReferenceType.DISTRIBUTION
-    return [ExternalReference(type=kind, url=XsUri(reg.url))]
+    return [ExternalReference(type=kind, url=XsUri(url))]
 
 
 def _package(pkg: LockedPackage, reg: LockedRegistry | None) -> Component:
     author, name = pkg.id.split("/", 1)
     qualifiers = {"registry": pkg.registry}
-    if reg is not None and not is_local_url(reg.url):
-        qualifiers["repository_url"] = reg.url
+    url = _reference(reg)
+    if url is not None:
+        qualifiers["repository_url"] = url  # packageurl percent-encodes it for the purl
     props = {
         "ontoskills:registry": pkg.registry,
         "ontoskills:trust_tier": pkg.trust_tier,

@@ -29,6 +29,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from ..asciinum import uint
 from ..skillheader import (
     DCTERMS_DESCRIPTION,
     DCTERMS_ID,
@@ -73,10 +74,8 @@ class Graph:
         return values[0] if values else default
 
     def num(self, node: Any, prop: str) -> int | None:
-        try:
-            return int(self.lit(node, OC + prop))
-        except ValueError:
-            return None
+        """A whole-number literal (ASCII digits only: int() would read '١' as 1)."""
+        return uint(self.lit(node, OC + prop))
 
     def types(self, node: Any) -> list[str]:
         return sorted(

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ..asciinum import json_uint
 from ..errors import UnsafePathError
 from ..fsutil import atomic_write_bytes, remove_file
 from ..safety import check_relpath
@@ -57,6 +58,13 @@ def snapshot_key(*parts: str) -> str:
     for part in parts:
         h.update(b"\0" + part.encode())
     return h.hexdigest()[:32]
+
+
+def _count(value: object) -> int:
+    count = json_uint(value)
+    if count is None:  # a hand-edited snapshot: rebuilt, like any other bad field
+        raise ValueError("derived_vectors")
+    return count
 
 
 def _paths(derived_dir: Path, key: str) -> tuple[Path, Path]:
@@ -170,7 +178,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
             vector_model=meta.get("vector_model"),
             problems=list(meta["problems"]),
             schema=dict(meta["schema"]),
-            derived_vectors=int(meta.get("derived_vectors", 0)),
+            derived_vectors=_count(meta.get("derived_vectors", 0)),
             bm25_terms=list(meta["bm25_terms"]),
             bm25_arrays=bm25,
             intent_terms=list(meta["intent_terms"]),

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 
+from ..asciinum import uint
 from ..errors import ConfusableNameError, TrustError, UsageError, VersionConflictError
 from ..manifest import Tier, tier_rank
 from ..safety import nfkc
 
+# ASCII digits only (`\d` would take '١.٠.١' and '𝟏.𝟎.𝟐' as 1.0.1 and 1.0.2), at most 18
+# per number: int() of a 5,000-digit part is a ValueError, not an order.
 _VERSION_RE = re.compile(
-    r"^v?(\d+(?:\.\d+){0,3})(?:-([0-9A-Za-z][0-9A-Za-z.-]*))?(?:\+[0-9A-Za-z.-]+)?$"
+    r"^v?([0-9]{1,18}(?:\.[0-9]{1,18}){0,3})"
+    r"(?:-([0-9A-Za-z][0-9A-Za-z.-]*))?(?:\+[0-9A-Za-z.-]+)?$"
 )
 # Look-alikes inside the name alphabet [a-z0-9._-]: digits for letters, separators, pairs.
 _PAIRS = (("rn", "m"), ("vv", "w"), ("cl", "d"))
@@ -20,19 +24,23 @@ _CHARS = str.maketrans(
 
 def version_key(version: str) -> tuple[tuple[int, ...], int, tuple[tuple[int, str], ...]]:
     """Semver-like ordering: 1.2 == 1.2.0 < 1.10; a pre-release sorts before its release."""
-    m = _VERSION_RE.match(version.strip())
+    m = _VERSION_RE.fullmatch(version.strip())
     if not m:
         raise UsageError(
-            f"version {version!r} is not a release number",
+            f"version {version[:80]!r} is not a release number",
             hint="use MAJOR.MINOR.PATCH, optionally -prerelease (e.g. 1.2.0, 2.0.0-rc.1)",
         )
-    nums = tuple(int(p) for p in m[1].split("."))
+    nums = tuple(uint(p) or 0 for p in m[1].split("."))
     nums = nums + (0,) * (4 - len(nums))
     pre = m[2]
-    pre_key = tuple(
-        (0, f"{int(p):012d}") if p.isdigit() else (1, p) for p in (pre or "").split(".")
-    )
+    pre_key = tuple(_pre_part(p) for p in (pre or "").split("."))
     return nums, 0 if pre else 1, pre_key if pre else ()
+
+
+def _pre_part(part: str) -> tuple[int, str]:
+    """A pre-release identifier's sort key: numbers (ASCII digits) by value, before words."""
+    number = uint(part)
+    return (0, f"{number:020d}") if number is not None else (1, part)
 
 
 def check_version(package_id: str, new: str, published: str | None) -> None:

@@ -34,7 +34,7 @@ from .pack import MAIN, PackResult, _existing, pack
 SKILL_MD = "SKILL.md"
 _TYPE = ox.NamedNode(RDF_TYPE)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|[0-9]+[.)])\s+")
 PREFIXES = {"oc": OC, "dcterms": DCTERMS, "xsd": XSD}
 
 

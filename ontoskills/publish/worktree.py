@@ -22,7 +22,7 @@ import pygit2
 # Paths a client reads (index, sparse index, packages); a difference elsewhere (a README) is
 # reported as a warning only.
 CLIENT_PREFIXES = ("index.json", "index", "packages", "metadata")  # metadata: TUF
-_LEFTOVER = re.compile(r"^\.[^/]+\.(publish|old)-\d+$")
+_LEFTOVER = re.compile(r"^\.[^/]+\.(publish|old)-[0-9]+$")
 _INDEX_TMP = re.compile(r"^\.index\.json\..*\.tmp$")
 _MODE_LINK = int(pygit2.enums.FileMode.LINK)
 _MODE_EXEC = int(pygit2.enums.FileMode.BLOB_EXECUTABLE)

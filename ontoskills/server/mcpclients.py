@@ -8,16 +8,24 @@ A bearer token is never written into a config file: with `--token-env VAR` the e
 the variable, in the client's own syntax (`${VAR}`, `${env:VAR}`, `{env:VAR}`, Codex's
 `bearer_token_env_var`); a client with no documented way to read one from the environment
 refuses `--token-env`.
+
+The same syntax works against us when a path we write holds it: Claude Code would start
+`--home /srv/a${HOME}b` on the path `/srv/a/root/b`. `expands` is what each client
+substitutes in the strings of its file (from its docs or, where they say less, its source);
+none documents an escape, so mcp-config refuses such a value (exit 2) instead of writing it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from ..errors import UsageError
 
 Scope = Literal["project", "global"]
 Format = Literal["json", "toml", "yaml"]
@@ -65,6 +73,16 @@ class Client:
     http: Callable[[str, str | None], Entry] | None = None
     token_env: bool = True  # the client can read a header value from the environment
     new_file: tuple[tuple[str, Any], ...] = ()  # top-level keys for a file we create
+    # What the client substitutes in the command, args and url we write (None: read as
+    # written), and how its docs spell it (for the refusal).
+    expands: re.Pattern[str] | None = None
+    syntax: str = ""
+
+
+# `${` opens every form these clients expand (`${VAR}`, `${VAR:-default}`, `${env:VAR}`,
+# `${workspaceFolder}`, `${file:PATH}`): refused whatever follows, so a form a new client
+# version adds is refused too.
+_DOLLAR_BRACE = re.compile(r"\$\{")
 
 
 def _env_colon(var: str) -> str:
@@ -89,6 +107,10 @@ CLIENTS: dict[str, Client] = {
             "project",
             lambda cmd, args: {"type": "stdio", **_command(cmd, args)},
             lambda url, env: {"type": "http", "url": url, **_header(env, lambda v: f"${{{v}}}")},
+            # docs: "Environment variable expansion in .mcp.json" (command, args, env, url,
+            # headers); ~/.claude.json is read by the same code, so it is held to it too.
+            expands=_DOLLAR_BRACE,
+            syntax="${VAR}, ${VAR:-default}",
         ),
         Client(
             "claude-desktop",
@@ -102,6 +124,7 @@ CLIENTS: dict[str, Client] = {
             _command,
             None,  # remote servers are added in the app (Settings > Connectors), not the file
             token_env=False,
+            # no substitution documented for claude_desktop_config.json: read as written
         ),
         Client(
             "cursor",
@@ -114,6 +137,9 @@ CLIENTS: dict[str, Client] = {
             "project",
             _command,
             lambda url, env: {"url": url, **_header(env, lambda v: f"${{env:{v}}}")},
+            # docs: "Config interpolation" in command, args, env, url and headers
+            expands=_DOLLAR_BRACE,
+            syntax="${env:NAME}, ${userHome}, ${workspaceFolder}, ${/}",
         ),
         Client(
             "vscode",
@@ -130,6 +156,9 @@ CLIENTS: dict[str, Client] = {
                 "url": url,
                 **_header(env, lambda v: f"${{env:{v}}}"),
             },
+            # docs: predefined variables (Variables reference) in the server configuration
+            expands=_DOLLAR_BRACE,
+            syntax="${workspaceFolder}, ${env:NAME}, ${input:ID}",
         ),
         Client(
             "windsurf",
@@ -142,6 +171,9 @@ CLIENTS: dict[str, Client] = {
             "global",
             _command,
             lambda url, env: {"serverUrl": url, **_header(env, lambda v: f"${{env:{v}}}")},
+            # docs: config interpolation in command, args, env, serverUrl, url and headers
+            expands=_DOLLAR_BRACE,
+            syntax="${env:NAME}, ${file:PATH}",
         ),
         Client(
             "codex",
@@ -154,6 +186,8 @@ CLIENTS: dict[str, Client] = {
             "global",
             _command,
             lambda url, env: {"url": url, **({"bearer_token_env_var": env} if env else {})},
+            # docs/config.md: args reach the process as written, "$VAR or ${VAR} ... passed
+            # literally, not expanded"
         ),
         Client(
             "zed",
@@ -171,6 +205,7 @@ CLIENTS: dict[str, Client] = {
             lambda cmd, args: {**_command(cmd, args), "env": {}},
             lambda url, env: {"url": url},
             token_env=False,
+            # no substitution documented in context_servers: read as written
         ),
         Client(
             "gemini",
@@ -183,6 +218,10 @@ CLIENTS: dict[str, Client] = {
             "project",
             _command,
             lambda url, env: {"httpUrl": url, **_header(env, lambda v: f"${{{v}}}")},
+            # docs: every string of settings.json; packages/cli/src/utils/envVarResolver.ts
+            # matches /\$(?:(\w+)|{([^}]+?)(?::-([^}]*))?})/ (JS \w: ASCII letters, digits, _)
+            expands=re.compile(r"\$[A-Za-z0-9_{]"),
+            syntax="$VAR, ${VAR}, ${VAR:-default}",
         ),
         Client(
             "opencode",
@@ -201,6 +240,10 @@ CLIENTS: dict[str, Client] = {
                 **_header(env, lambda v: f"{{env:{v}}}"),
             },
             new_file=(("$schema", "https://opencode.ai/config.json"),),
+            # docs: config variables; src/config/variable.ts substitutes /\{env:([^}]+)\}/ and
+            # /\{file:[^}]+\}/ in the file's text, before it is parsed
+            expands=re.compile(r"\{(?:env|file):"),
+            syntax="{env:VAR}, {file:PATH}",
         ),
         Client(
             "goose",
@@ -231,6 +274,8 @@ CLIENTS: dict[str, Client] = {
                 "timeout": 300,
             },
             token_env=False,
+            # crates/goose/src/agents/extension_manager.rs: cmd and args go to the process as
+            # written, uri too; only header values are substituted (we write none)
         ),
         Client(
             "cline",
@@ -247,6 +292,9 @@ CLIENTS: dict[str, Client] = {
             lambda cmd, args: {**_command(cmd, args), "disabled": False, "autoApprove": []},
             lambda url, env: {"type": "streamableHttp", "url": url, "disabled": False},
             token_env=False,
+            # src/services/mcp/utils.ts substituteEnvironmentVariables: /\$\{env:([^}]+)\}/
+            expands=_DOLLAR_BRACE,
+            syntax="${env:VAR}",
         ),
     )
 }
@@ -268,3 +316,25 @@ def managed_keys(client: Client) -> dict[str, Any]:
         for key, value in shape.items():
             keys[key] = value if key in _SOFT else OURS
     return keys
+
+
+def refuse_expansion(client: Client, values: Iterable[tuple[str, str]]) -> None:
+    """Exit 2 for a value (what, text) the client would expand into another one."""
+    if client.expands is None:
+        return
+    for what, value in values:
+        found = client.expands.search(value)
+        if found is None:
+            continue
+        char = found.group()[0]
+        if what == "--url":
+            hint = f"use a URL without {char!r}"
+        elif what.startswith("the --"):  # the --home / --lockfile path
+            hint = f"use a {what.split()[1]} path without {char!r}"
+        else:
+            hint = f"run an ontoskills installed under a path without {char!r}"
+        raise UsageError(
+            f"{what} {value!r} holds {found.group()!r}: {client.title} expands "
+            f"{client.syntax} in its config file, so it would read another path there",
+            hint=hint,
+        )

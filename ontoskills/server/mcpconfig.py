@@ -39,7 +39,7 @@ from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
 from . import yamlconfig
 from .mcpclients import CLIENTS as CLIENT_TABLE
-from .mcpclients import OURS, Scope, managed_keys
+from .mcpclients import OURS, Scope, managed_keys, refuse_expansion
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -188,9 +188,22 @@ def remote_spec(name: str, url: str, token_env: str | None) -> RemoteSpec:
     return RemoteSpec(name, url, token_env)
 
 
+def _written_values(spec: Spec) -> list[tuple[str, str]]:
+    """(what it is, value) for every string of ours that goes into an entry as is."""
+    if isinstance(spec, RemoteSpec):
+        return [("--url", spec.url)]
+    named = {"--home", "--lockfile"}
+    values = [("the ontoskills command", spec.command)]
+    for i, arg in enumerate(spec.args):
+        flag = spec.args[i - 1] if i else ""
+        values.append((f"the {flag} path" if flag in named else "the ontoskills command", arg))
+    return values
+
+
 def client_entry(client: str, spec: Spec) -> dict[str, Any]:
     """The entry in the shape each client documents (mcpclients.py)."""
     known = CLIENT_TABLE[client]
+    refuse_expansion(known, _written_values(spec))
     if isinstance(spec, LaunchSpec):
         entry = known.stdio(spec.command, list(spec.args))
     elif known.http is None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from ..asciinum import uint
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
 from .skills_ext import FILE_TEMPLATE, TEMPLATE, Skills
@@ -204,10 +205,7 @@ def _complete_uri(
 def offset_cursor(cursor: str | None) -> int:
     """The start offset an offset-paged list's cursor names (prompts/list, resources/list);
     anything but a non-negative integer is the protocol's invalid-params error."""
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        start = -1
-    if start < 0:
+    start = uint(cursor) if cursor else 0  # ASCII digits only: int() would take '١' or ' 1_0'
+    if start is None:
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid cursor")
     return start

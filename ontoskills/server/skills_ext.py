@@ -24,6 +24,7 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
+from ..asciinum import uint
 from ..catalog.skilldir import SKILL_MD
 from .mime import DIRECTORY, is_text
 from .skillfile import SkillFile
@@ -170,11 +171,8 @@ class Skills:
         self, service: Service, uri: str, cursor: str | None
     ) -> tuple[list[types.Resource], str | None]:
         children = self._children(self.fs(service), uri.rstrip("/") if uri != SCHEME else uri)
-        try:
-            start = int(cursor) if cursor else 0
-        except ValueError:
-            raise invalid("Invalid cursor") from None
-        if start < 0:
+        start = uint(cursor) if cursor else 0  # the offset we sent: ASCII digits only
+        if start is None:
             raise invalid("Invalid cursor")
         page = children[start : start + DIR_PAGE]
         more = start + DIR_PAGE < len(children)

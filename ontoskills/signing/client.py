@@ -59,7 +59,7 @@ CONFIG = UpdaterConfig(
     targets_max_length=MAX_TARGETS_BYTES,
     prefix_targets_with_hash=False,
 )
-_ROOT_VERSION = re.compile(r"^metadata/\d+\.root\.json$")
+_ROOT_VERSION = re.compile(r"^metadata/[0-9]+\.root\.json$")
 
 
 class _TooLarge(tufx.DownloadLengthMismatchError):
@@ -146,7 +146,7 @@ def translate(exc: Exception, registry: str, relpath: str) -> OntoskillsError:
         text = str(exc)
         if "root version" in text:
             return RootChainError(f"{where}: {detail}", hint=nothing)
-        if "must be >=" in text or re.search(r"\.json version \d+, got \d+", text):
+        if "must be >=" in text or re.search(r"\.json version [0-9]+, got [0-9]+", text):
             return RollbackError(
                 f"{where} is older than what this machine already trusts ({detail}): a "
                 "rollback, or a mirror serving old metadata",

@@ -11,7 +11,6 @@ them (`write_files`, roots first, timestamp last) and commits them with the pack
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -35,6 +34,7 @@ from tuf.api.metadata import (
 from tuf.api.serialization import DeserializationError
 from tuf.api.serialization.json import JSONSerializer
 
+from ..asciinum import uint
 from ..errors import FormatError, UnsafePathError, UsageError
 from ..fsutil import atomic_write_bytes
 from . import BINS_PREFIX, METADATA_DIR, ROLES, ROOT_PATH, versioned_root
@@ -52,18 +52,18 @@ DEFAULT_BIN_BITS = 4  # 16 bins; `--bins N` (a power of two)
 # Maintainer settings travel in the signed root (clients ignore unknown fields).
 EXPIRES_FIELD = "x-ontoskills-expires"
 _SERIALIZER = JSONSerializer(compact=False)
-_DURATION = re.compile(r"^(\d{1,6})([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": DAY}
 
 
 def parse_duration(text: str, what: str) -> int:
-    m = _DURATION.match(text.strip())
-    if not m or int(m.group(1)) == 0:
+    text = text.strip()
+    count = uint(text[:-1], limit=999_999) if text[-1:] in _UNITS else None
+    if not count or count > 999_999:  # ASCII digits only: '٣d' is not 3 days
         raise UsageError(
             f"{what}: {text!r} is not a duration",
             hint="write a whole number and a unit: 30m, 12h, 1d, 365d",
         )
-    return int(m.group(1)) * _UNITS[m.group(2)]
+    return count * _UNITS[text[-1]]
 
 
 def parse_role_values(items: Iterable[str], what: str) -> dict[str, str]:
@@ -89,9 +89,13 @@ class Policy:
     def from_options(cls, thresholds: list[str], expires: list[str], bins: int) -> Policy:
         policy = cls()
         for role, value in parse_role_values(thresholds, "--threshold").items():
-            if not value.isdigit() or not 1 <= int(value) <= 16:
-                raise UsageError(f"--threshold {role}={value}: a whole number from 1 to 16")
-            policy.thresholds[role] = int(value)
+            count = uint(value, limit=16)  # ASCII digits only: '²' or '١٦' is not a count
+            if count is None or not 1 <= count <= 16:
+                raise UsageError(
+                    f"--threshold {role}={value}: a whole number from 1 to 16",
+                    hint=f"write it in ASCII digits, e.g. --threshold {role}=2",
+                )
+            policy.thresholds[role] = count
         for role, value in parse_role_values(expires, "--expires").items():
             policy.expires[role] = parse_duration(value, f"--expires {role}")
         if bins < 2 or bins > 16384 or bins & (bins - 1):

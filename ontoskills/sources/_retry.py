@@ -16,14 +16,13 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .. import envvars
+from .. import asciinum, envvars
 
 ENV_RETRY_BASE = envvars.RETRY_BASE  # seconds; tests set it tiny
 ENV_RETRY_MAX = envvars.RETRY_MAX  # cap on any single wait, Retry-After included
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
-_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes '²' and '١'
-_FOREVER = 1e12  # seconds: any longer delay-seconds is as absurd, and is capped anyway
+_FOREVER = 10**12  # seconds: any longer delay-seconds is as absurd, and is capped anyway
 # not calendar.month_abbr: that follows the process locale
 _MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _MONTHS = {m: i + 1 for i, m in enumerate(_MONTH_NAMES)}
@@ -74,8 +73,9 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip(" \t")  # the field value's optional whitespace, nothing else
-    if _DIGITS.fullmatch(value):
-        return float(value) if len(value) <= 12 else _FOREVER
+    seconds = asciinum.uint(value, limit=_FOREVER)  # ASCII digits: never '²' or '١'
+    if seconds is not None:
+        return float(min(seconds, _FOREVER))
     when = _http_date(value)
     if when is None:
         return None

@@ -26,7 +26,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__
+from .. import __version__, asciinum
 from ..errors import (
     AuthError,
     FormatError,
@@ -34,6 +34,7 @@ from ..errors import (
     NetworkError,
     NotFoundError,
     OntoskillsError,
+    UsageError,
 )
 from ..fsutil import CHUNK
 from ..redact import redact_url
@@ -90,6 +91,13 @@ class HttpSource(BaseSource):
         elif not base.endswith("/"):
             base += "/"
         check_transport(base, options.allow_insecure_http, f"registry {config.name}")
+        try:
+            _ = urlsplit(base).port  # ASCII digits only: ":١٢" or ":99999" raise ValueError
+        except ValueError:
+            raise UsageError(
+                f"registry {config.name}: the URL's port is not a number from 0 to 65535",
+                hint="write the port in ASCII digits, e.g. https://host:8443/",
+            ) from None
         self.base = base
         self.host = urlsplit(base).hostname or ""
         self.env = options.env or dict(os.environ)
@@ -125,7 +133,10 @@ class HttpSource(BaseSource):
     def _load_meta(self, url: str) -> _Meta | None:
         try:
             raw = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
-            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], int(raw["size"]))
+            size = asciinum.json_uint(raw["size"])
+            if size is None:
+                return None
+            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], size)
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -319,7 +330,8 @@ class HttpSource(BaseSource):
             raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
         else:
             length = resp.headers.get("Content-Length", "")
-            if length.isascii() and length.isdigit() and int(length) > max_bytes:
+            declared = asciinum.uint(length, limit=max_bytes)  # None: not a length, read on
+            if declared is not None and declared > max_bytes:
                 raise LimitExceededError(
                     f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
                 )
