@@ -26,7 +26,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__, limits
+from .. import __version__, jsonio, limits
 from ..errors import (
     AuthError,
     FormatError,
@@ -128,7 +128,7 @@ class HttpSource:
 
     def _load_meta(self, url: str) -> _Meta | None:
         try:
-            raw = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
+            raw = jsonio.loads_derived(self._meta_path(url).read_bytes())
             return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], int(raw["size"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
