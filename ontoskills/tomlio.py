@@ -34,12 +34,15 @@ else:  # pragma: no cover
 # levels where tomllib runs out of stack and tomlkit's own limit of 100.
 MAX_DEPTH = 64
 
-# What can hide a bracket from the scan: strings (multi-line first) and comments.
+# What can hide a bracket from the scan: strings (multi-line first) and comments. Loops are
+# unrolled (`a*(?:b a*)*`: an alternation per character took twice as long on a lock), and
+# every string also ends at its line's or the text's end, so an unterminated one is still a
+# match: a failed match would be retried from each quote inside it (quadratic in a line).
 _TOKENS = re.compile(
-    r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*"""'
-    r"|'''[\s\S]*?'''"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'[^'\n]*'"
+    r'"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*(?:"""|\\?\Z)'
+    r"|'''[\s\S]*?(?:'''|\Z)"
+    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*\\?(?:"|(?=\n)|\Z)'
+    r"|'[^'\n]*(?:'|(?=\n)|\Z)"
     r"|#[^\n]*"
     r"|[\[\]{}]"
 )

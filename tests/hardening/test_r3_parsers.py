@@ -72,6 +72,22 @@ def test_a_deeply_nested_config_is_exit_2(cli: CliRunner, env: dict[str, str], b
     assert "config.toml" in line and "nested deeper than" in line
 
 
+def test_brackets_in_strings_and_comments_are_not_nesting(
+    cli: CliRunner, env: dict[str, str]
+) -> None:
+    """The scan before parsing skips strings (all four kinds) and comments: a config
+    full of brackets there, and an array of 100 shallow items, is an ordinary config."""
+    config = Path(env["ONTOSKILLS_HOME"]) / "config.toml"
+    config.parent.mkdir(parents=True)
+    many = "[" * 100
+    config.write_text(
+        f'a = "{many}"  # {many}\nb = \'{many}\'\nc = """\n{many}\\""" """\n'
+        f"d = '''{many}'''\ne = [{'[1], ' * 100}]\n"
+    )
+    proc = cli("list")
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_dotted_keys_in_config_are_refused_before_anything_writes_them_back(
     cli: CliRunner, env: dict[str, str], tmp_path: Path
 ) -> None:
