@@ -28,14 +28,13 @@ deadline = 90                       # total seconds of network work per command
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 import tomli_w
 
-from . import envvars, limits
+from . import envvars, limits, tomlio
 from .choices import Choice
 from .errors import ConfigError
 from .fsutil import atomic_write_through
@@ -44,11 +43,6 @@ from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
 from .safety import is_valid_name
 
 C = TypeVar("C", bound=Choice)
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DEFAULT_REGISTRY_NAME = "ontostore"
 DEFAULT_REGISTRY_URL = "https://github.com/mareasw/ontostore.git"
@@ -386,10 +380,13 @@ def load_config(path: Path) -> Config:
         )
     except FileNotFoundError:
         return Config(path=path)
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})", hint="fix or delete the file") from None
+    data = tomlio.loads(  # bounded; every parser failure is exit 2
+        raw,
+        source=str(path),
+        error=ConfigError,
+        max_bytes=limits.MAX_CONFIG_BYTES,
+        hint="fix or delete the file",
+    )
     return Config(
         path=path,
         registries=_registries(data, path),

@@ -135,6 +135,17 @@ def loads(
     return value
 
 
+def loads_derived(data: bytes | str) -> Any:
+    """JSON this tool wrote (caches under `state/derived/` or the cache folder, the lock
+    owner file) read back from a folder anyone may have edited: plain json.loads (these are
+    hot paths), but every failure is a ValueError, the one exception each such reader turns
+    into "absent, rebuild": a planted 4 KB of `[` raised RecursionError past all of them."""
+    try:
+        return json.loads(data)
+    except (RecursionError, MemoryError) as exc:
+        raise ValueError(f"unreadable JSON ({type(exc).__name__})") from None
+
+
 def dumps_canonical(value: Any) -> str:
     """Stable, human-diffable JSON: sorted keys, 2-space indent, trailing newline."""
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

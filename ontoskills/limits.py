@@ -33,6 +33,14 @@ MAX_SKILLS_PER_PACKAGE = 5_000
 MAX_INTENTS_PER_SKILL = 1_000
 MAX_LOCKFILE_BYTES = 64 * 1024 * 1024  # ~400k locked files; tomllib parses ~10 MB/s
 MAX_CONFIG_BYTES = 1024 * 1024
+# Every string of a lock (URLs, versions, specs, keys; paths are held to 1024 bytes by
+# safety.py): a URL thousands of characters long is no registry's, and cyclonedx's URL
+# validation is super-linear in it (64 KB: 35 s and 1.1 GB in `lock export`).
+MAX_LOCK_STRING = 2048
+# SKILL.md (`pack --from-skill-md`, docs/PUBLISHING.md): read whole, then markdown and Turtle;
+# real ones are a few KB (the Agent Skills guidance: under 500 lines).
+MAX_SKILL_MD_BYTES = 4 * 1024 * 1024
+MAX_FRONTMATTER_BYTES = 64 * 1024  # its YAML header; the served SKILL.md uses the same bound
 # JSON values (containers + keys + scalars) a document may create: bounds parse memory
 # whatever the byte size (a few MB of `[{},{},...]` would otherwise build ~60 B per 3 bytes).
 MAX_JSON_ITEMS = 1_000_000

@@ -10,25 +10,19 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from . import limits
+from . import limits, tomlio
 from .errors import LockFormatError, LockMissingError, UnsafePathError
 from .fsutil import atomic_write_through
 from .manifest import SHA256_RE, Tier
 from .redact import redact_url
 from .registries import RegistryKind
 from .safety import check_relpath, is_valid_name, split_package_id
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 LOCK_VERSION = 1
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})(\s|$)", re.MULTILINE)
@@ -187,11 +181,11 @@ def write(lock: Lockfile, path: Path) -> None:
     atomic_write_through(path, dump(lock, path.parent))
 
 
+_HINT = "restore it from version control, or delete it and run `ontoskills install` again"
+
+
 def _err(path: Path, msg: str) -> LockFormatError:
-    return LockFormatError(
-        f"{path}: {msg}",
-        hint="restore it from version control, or delete it and run `ontoskills install` again",
-    )
+    return LockFormatError(f"{path}: {msg}", hint=_HINT)
 
 
 def _files(raw: object, path: Path, where: str) -> list[LockedFile]:
@@ -228,10 +222,16 @@ def _parse(text: str, path: Path) -> Lockfile:
             f"{path}: contains merge-conflict markers",
             hint="resolve the conflict (or check out one side) and run `ontoskills install`",
         )
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _err(path, f"invalid TOML ({exc})") from None
+    # Bounded (size, nesting, every string: a 64 KB URL cost `lock export` 35 s) before any
+    # validator below sees a value; every parser failure is exit 3.
+    data = tomlio.loads(
+        text,
+        source=str(path),
+        error=LockFormatError,
+        max_bytes=limits.MAX_LOCKFILE_BYTES,
+        max_string=limits.MAX_LOCK_STRING,
+        hint=_HINT,
+    )
     version = data.get("lock_version")
     if version != LOCK_VERSION:
         raise LockFormatError(

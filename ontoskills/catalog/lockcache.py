@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from .. import lockfile
+from .. import jsonio, lockfile
 from ..errors import LockFormatError
 from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
 from ..lockfile import LockedFile, LockedModel, LockedPackage, LockedRegistry, Lockfile
@@ -49,7 +49,7 @@ def load_lock(path: Path, derived_dir: Path) -> tuple[Lockfile, str]:
     digest = sha256_bytes(data)
     cache = derived_dir / _DIR / f"{digest}.v{_VERSION}.json"
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
-        cached = _from_json(json.loads(cache.read_bytes()))
+        cached = _from_json(jsonio.loads_derived(cache.read_bytes()))
         if lockfile.dump(cached, path.parent) == data:  # exactly this lock, nothing planted
             return cached, digest
     try:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import jsonio
 from ..asciinum import json_uint
 from ..errors import UnsafePathError
 from ..fsutil import atomic_write_bytes, remove_file
@@ -145,7 +146,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
     `tree`, the home's ontologies folder): the caller rebuilds."""
     meta_path, arrays_path = _paths(derived_dir, key)
     try:
-        meta = json.loads(meta_path.read_bytes())
+        meta = jsonio.loads_derived(meta_path.read_bytes())
         if meta.get("format") != FORMAT or meta.get("key") != key:
             return None
         layout = meta["arrays"]

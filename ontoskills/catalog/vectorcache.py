@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import jsonio
 from ..fsutil import atomic_write_bytes, remove_file
 
 _DIR = "vector-cache"
@@ -33,7 +34,7 @@ class VectorCache:
         self.texts: list[str] = []
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         with contextlib.suppress(OSError, ValueError, TypeError):
-            texts = json.loads(self.meta_path.read_bytes())
+            texts = jsonio.loads_derived(self.meta_path.read_bytes())
             matrix = np.load(self.vec_path, allow_pickle=False)
             if isinstance(texts, list) and matrix.ndim == 2 and matrix.shape[0] == len(texts):
                 self.texts, self.matrix = [str(t) for t in texts], matrix.astype(np.float32)

@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .. import jsonio
 from ..config import Config
 from ..errors import IntegrityError, UsageError
 from ..fsutil import atomic_write_bytes, make_dirs, sha256_file
@@ -150,7 +151,7 @@ def _validated_stamp(cache_dir: Path | None, files: list[LockedFile]) -> Path | 
 
 def _read_dimension(stamp: Path | None) -> int | None:
     try:
-        value = json.loads(stamp.read_bytes())["dimension"] if stamp else None
+        value = jsonio.loads_derived(stamp.read_bytes())["dimension"] if stamp else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return value if isinstance(value, int) and value > 0 else None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import jsonio
 from ..errors import OntoskillsError
 from ..fsutil import atomic_write_bytes, walk_files
 from ..manifest import Manifest, parse_intents, parse_manifest
@@ -167,7 +168,7 @@ def read_derived(path: Path) -> tuple[dict[str, object], np.ndarray] | None:
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(bytes(data["meta"]).decode())
+            meta = jsonio.loads_derived(bytes(data["meta"]))
             vectors = np.asarray(data["vectors"], dtype=np.float32)
     except (OSError, ValueError, KeyError, json.JSONDecodeError):
         return None

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import filelock
 
-from .. import envvars
+from .. import envvars, jsonio
 from ..errors import BusyError
 from ..fsutil import atomic_write_text, check_path, make_dirs, write_target
 from ..paths import Home
@@ -49,7 +49,7 @@ def read_owner(home: Home) -> dict[str, object] | None:
         path = owner_file(home)
         if not path.is_file() or path.stat().st_size > 4096:  # no FIFO, device or huge file
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads_derived(path.read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .. import limits
-from ..errors import FormatError, UsageError
+from .. import limits, yamlio
+from ..errors import FormatError, LimitExceededError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..ownership import Keep, check_target, replace_output
 from ..safety import check_name, split_package_id
@@ -65,10 +64,16 @@ def parse_skill_md(text: str, where: str) -> SkillMd:
             f"{where}: no YAML frontmatter",
             hint="start the file with ---, name:, description:, ---",
         )
-    try:
-        meta = yaml.safe_load(m[1]) or {}
-    except yaml.YAMLError as exc:
-        raise FormatError(f"{where}: invalid YAML frontmatter ({exc})".splitlines()[0]) from None
+    meta = (
+        yamlio.loads(
+            m[1],
+            source=f"{where}: frontmatter",
+            error=FormatError,
+            max_bytes=limits.MAX_FRONTMATTER_BYTES,
+            hint="fix the YAML between the --- lines (name:, description:, ...)",
+        )
+        or {}
+    )
     if not isinstance(meta, dict):
         raise FormatError(f"{where}: frontmatter must be a mapping")
     name = check_name(meta.get("name"), f"skill name in {where}")
@@ -256,9 +261,7 @@ def convert(
     modules: dict[str, bytes] = {}
     seen: dict[str, str] = {}
     for rel in sources:
-        data = (src / rel).read_bytes()
-        if len(data) > limits.MAX_FILE_BYTES:
-            raise FormatError(f"{rel}: over the per-file limit")
+        data = _read_skill_md(src / rel, rel)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -292,3 +295,19 @@ def convert(
     result = replace_output(real_out, build, what="--out", given=target)
     result.root = target
     return result
+
+
+def _read_skill_md(path: Path, rel: str) -> bytes:
+    """Bounded before it is read: fstat first, a regular file only, at most the limit + 1
+    bytes (a sparse 1 GiB SKILL.md was read whole, 1 GiB of RSS, then refused)."""
+    try:
+        return limits.read_regular_file(
+            path, limits.MAX_SKILL_MD_BYTES, what="SKILL.md", error=LimitExceededError
+        )
+    except LimitExceededError as exc:
+        raise LimitExceededError(
+            exc.message.replace(str(path), rel, 1),
+            hint=exc.hint
+            or f"a SKILL.md is read whole: keep it under {limits.MAX_SKILL_MD_BYTES} bytes "
+            "and move long material into files it links",
+        ) from None

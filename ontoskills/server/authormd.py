@@ -4,8 +4,9 @@ frontmatter, as the Skills extension's entry must carry it (identical to the fil
 Used only when the file can be this skill's SKILL.md as is: YAML frontmatter that is a
 mapping, `name` equal to the name we serve the skill under, a non-empty `description`, and
 values JSON can carry (dates become ISO strings, as a YAML 1.2 reader gives them). Anything
-else returns None and the caller generates SKILL.md instead. Bounded: at most 64 KB of
-frontmatter and 10,000 values, so aliases (YAML's "billion laughs") cannot blow up.
+else returns None and the caller generates SKILL.md instead. Bounded by the one YAML reader
+(yamlio.py): at most 64 KB of frontmatter and 10,000 values, aliases counted as what they
+expand to (YAML's "billion laughs": no reply carries more than 64 KB of its scalars).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import datetime
 import re
 from typing import Any
 
-import yaml
+from .. import limits, yamlio
+from ..errors import FormatError
 
 _FRONTMATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
-MAX_FRONTMATTER = 64 * 1024
+MAX_FRONTMATTER = limits.MAX_FRONTMATTER_BYTES
 MAX_VALUES = 10_000
 
 
@@ -51,12 +53,18 @@ def frontmatter_of(data: bytes, name: str) -> dict[str, Any] | None:
     except UnicodeDecodeError:
         return None
     m = _FRONTMATTER.match(text)
-    if m is None or len(m.group(1)) > MAX_FRONTMATTER:
+    if m is None:
         return None
-    try:
-        raw = yaml.safe_load(m.group(1))
+    try:  # bounded: size, depth, and aliases counted as what they expand to
+        raw = yamlio.loads(
+            m.group(1),
+            source="SKILL.md",
+            error=FormatError,
+            max_bytes=MAX_FRONTMATTER,
+            max_nodes=MAX_VALUES,
+        )
         front = _plain(raw, [MAX_VALUES])
-    except (yaml.YAMLError, _TooBig, RecursionError, ValueError, TypeError):
+    except (FormatError, _TooBig, RecursionError, ValueError, TypeError):
         return None
     if not isinstance(front, dict) or front.get("name") != name:
         return None

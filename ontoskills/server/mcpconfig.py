@@ -31,20 +31,14 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import tomlkit
-import tomlkit.exceptions
 
-from .. import jsonio, limits
+from .. import jsonio, limits, tomlio
 from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
 from . import yamlconfig
 from .mcpclients import CLIENTS as CLIENT_TABLE
 from .mcpclients import OURS, Scope, managed_keys, refuse_expansion
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # ~/.claude.json keeps per-project history and grows to megabytes; far above that is not a
 # config (or is /dev/zero behind a symlink).
@@ -293,20 +287,27 @@ def _check_round_trip(
         return
     try:
         if target.is_toml:
-            before: Any = tomllib.loads(old.decode("utf-8")) if old else {}
-            after: Any = tomllib.loads(new.decode("utf-8"))
+            before: Any = _toml(old, target) if old else {}
+            after: Any = _toml(new, target)
         else:
             fresh = dict(CLIENT_TABLE[target.client].new_file)  # what a new file starts with
             before = jsonio.loads(old, source=str(target.path)) if old and old.strip() else fresh
             after = jsonio.loads(new, source=str(target.path))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, FormatError) as exc:
+    except FormatError as exc:
+        why = exc.message.removeprefix(f"{target.path}: ")
         raise _malformed(
-            target, f"cannot be written back as standard {_kind(target)} ({exc})"
+            target, f"cannot be written back as standard {_kind(target)} ({why})"
         ) from None
     servers = before.setdefault(target.key, {})
     servers[name] = merged_entry(servers.get(name), entry, managed)
     if _canonical(after) != _canonical(before):
         raise _malformed(target, f"would not read back as it was plus our entry as {_kind(target)}")
+
+
+def _toml(data: bytes, target: Target) -> dict[str, Any]:
+    return tomlio.loads(
+        data, source=str(target.path), error=FormatError, max_bytes=MAX_CONFIG_BYTES
+    )
 
 
 def _kind(target: Target) -> str:
@@ -397,8 +398,8 @@ def _covers(current: Any, entry: dict[str, Any], managed: Any = None) -> bool:
     )
 
 
-def _toml_table(values: dict[str, Any]) -> Any:
-    table = tomlkit.table()
+def _toml_table(values: dict[str, Any], inline: bool = False) -> Any:
+    table = tomlkit.inline_table() if inline else tomlkit.table()
     for key, value in values.items():
         table[key] = value
     return table
@@ -418,10 +419,12 @@ def _merge_toml(
     entry: dict[str, Any],
     managed: dict[str, Any] | None = None,
 ) -> tuple[bytes, Literal["added", "updated", "unchanged"]]:
-    try:
-        doc = tomlkit.parse(old.decode("utf-8")) if old else tomlkit.document()
-    except (tomlkit.exceptions.ParseError, UnicodeDecodeError) as exc:
-        raise _malformed(target, f"invalid TOML ({exc})") from None
+    try:  # bounded: a hostile nesting is exit 4 like any invalid file
+        doc = tomlio.parse_document(
+            old, source=str(target.path), error=FormatError, max_bytes=MAX_CONFIG_BYTES
+        )
+    except FormatError as exc:
+        raise _malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
     servers = doc.get(target.key)
     if servers is None:
         doc[target.key] = _toml_super_table({name: _toml_table(entry)})
@@ -433,12 +436,15 @@ def _merge_toml(
     if _covers(plain, entry, managed):
         return b"", "unchanged"
     action: Literal["added", "updated"] = "updated" if current is not None else "added"
-    if isinstance(current, dict):
-        # Keep the user's other keys on our table (env, startup_timeout_sec, ...).
-        for key in _stale(dict(current), entry, managed):
-            del current[key]
-        for key, value in entry.items():
-            current[key] = value
-    else:
-        servers[name] = _toml_table(entry)
-    return tomlkit.dumps(doc).encode("utf-8"), action
+    try:  # tomlkit refuses some edits (a table inside an inline one): exit 4, file untouched
+        if isinstance(current, dict):
+            # Keep the user's other keys on our table (env, startup_timeout_sec, ...).
+            for key in _stale(dict(current), entry, managed):
+                del current[key]
+            for key, value in entry.items():
+                current[key] = value
+        else:  # `mcp_servers = { ... }` holds only inline tables
+            servers[name] = _toml_table(entry, isinstance(servers, tomlkit.items.InlineTable))
+        return tomlkit.dumps(doc).encode("utf-8"), action
+    except (ValueError, TypeError) as exc:
+        raise _malformed(target, f"cannot merge our entry into it as written ({exc})") from None

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
+from .. import jsonio
 from ..catalog.skilldir import (
     SKILL_MD,
     InstalledFile,
@@ -331,7 +332,7 @@ class SkillFS:
         if found is not None and found[0] == fingerprint:
             return found[1]
         with contextlib.suppress(OSError, ValueError):
-            doc = json.loads(self._cache_file(key).read_bytes())
+            doc = jsonio.loads_derived(self._cache_file(key).read_bytes())
             if doc.get("fingerprint") == fingerprint:
                 manifest = _parse_manifest(doc.get("files"))
                 if manifest is not None:

@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from .. import yamlio
 from ..errors import FormatError
 
 if TYPE_CHECKING:
     from .mcpconfig import Target
 
 Action = Literal["added", "updated", "unchanged"]
+# goose's config.yaml holds settings and a few extensions (KBs); PyYAML reads ~1 MB/s
+MAX_BYTES = 1024 * 1024
 
 
 def dumps(doc: Any) -> str:
@@ -48,6 +51,16 @@ def _why_not_plain(text: str) -> str | None:
     return None
 
 
+def _load(target: Target, data: bytes) -> Any:
+    """The file's data through the one bounded YAML reader (size, depth, aliases)."""
+    from .mcpconfig import _malformed
+
+    try:
+        return yamlio.loads(data, source=str(target.path), error=FormatError, max_bytes=MAX_BYTES)
+    except FormatError as exc:
+        raise _malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
+
+
 def merge(
     target: Target, old: bytes | None, name: str, entry: dict[str, Any], managed: Any
 ) -> tuple[bytes, Action]:
@@ -55,17 +68,10 @@ def merge(
 
     doc: Any = {}
     if old is not None and old.strip():
-        try:
-            text = old.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _malformed(target, "not valid UTF-8") from None
-        why = _why_not_plain(text)
+        doc = _load(target, old)  # bounded first: the scan below then reads a sane file
+        why = _why_not_plain(old.decode("utf-8"))
         if why is not None:
             raise _malformed(target, why)
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise _malformed(target, f"invalid YAML ({str(exc).splitlines()[0]})") from None
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -81,6 +87,6 @@ def merge(
     action: Action = "updated" if current is not None else "added"
     servers[name] = merged_entry(current, entry, managed)
     new = dumps(doc)
-    if yaml.safe_load(new) != doc:  # never write what would read back differently
+    if _load(target, new.encode("utf-8")) != doc:  # never write what reads back differently
         raise FormatError(f"{target.path}: cannot be written back as it was; not changing it")
     return new.encode("utf-8"), action

@@ -26,7 +26,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__, asciinum
+from .. import __version__, asciinum, jsonio
 from ..errors import (
     AuthError,
     FormatError,
@@ -132,7 +132,7 @@ class HttpSource(BaseSource):
 
     def _load_meta(self, url: str) -> _Meta | None:
         try:
-            raw = json.loads(self._meta_path(url).read_text(encoding="utf-8"))
+            raw = jsonio.loads_derived(self._meta_path(url).read_bytes())
             size = asciinum.json_uint(raw["size"])
             if size is None:
                 return None

@@ -18,10 +18,14 @@ from tests.conftest import REPO
 
 
 class RawServer:
-    def __init__(self, env: dict[str, str], *args: str) -> None:
+    def __init__(
+        self, env: dict[str, str], *args: str, entry: tuple[str, ...] = ("-m", "ontoskills")
+    ) -> None:
+        """`entry`: how the interpreter starts the CLI (a `-c` that sets a module constant
+        first runs the same entry with a smaller limit)."""
         full_env = {**os.environ, **env, "PYTHONPATH": str(REPO)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ontoskills", *args],
+            [sys.executable, *entry, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
