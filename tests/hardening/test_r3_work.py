@@ -40,7 +40,7 @@ from ontoskills.errors import ConfigError
 from ontoskills.install.resolve import select_skills
 from ontoskills.manifest import Manifest, parse_manifest
 from ontoskills.paths import Home
-from ontoskills.search import ranking
+from ontoskills.search import documents
 from ontoskills.search.service import SkillService
 from tests.conftest import REPO, CliRunner
 from tests.helpers.httpserve import HttpServer, RawSession
@@ -239,7 +239,7 @@ def test_a_search_tokenizes_no_intent(
     home = _home(cli_inproc, tmp_path, env, [_many_intents(500)])
     _service(home)  # builds and saves the snapshot
     service = _service(home)  # reads it back, as every `search` process does
-    calls = counted(ranking, "tokenize")
+    calls = counted(documents, "tokenize")  # where intents are tokenized (IntentIndex)
     answer = service.search("deploy widget number 7", mode="bm25")
     assert answer.results[0].skill == "acme/intents/huge"
     assert answer.results[0].matched_intents[0] == "deploy the widget number 7"
