@@ -272,20 +272,15 @@ def _is_joining_letter(c: str) -> bool:
 
 
 def _legitimate(text: str, i: int) -> bool:
+    """Whether the invisible character at `text[i]` is legitimate where it stands, judged
+    on its neighbours (docs/RELIABILITY.md "Hidden text")."""
     cp = ord(text[i])
     prev = text[i - 1] if i > 0 else ""
     nxt = text[i + 1] if i + 1 < len(text) else ""
     if cp == 0xFEFF:
         return i == 0  # a byte order mark opening the text
     if cp in (0x200C, 0x200D):  # ZWNJ / ZWJ
-        if prev and nxt and _is_joining_letter(prev) and _is_joining_letter(nxt):
-            return True  # Persian "می‌خواهم", Devanagari half forms: one joiner inside a word
-        if cp == 0x200D and nxt and _is_emoji_base(nxt):
-            j = i - 1  # an emoji ZWJ sequence: skip the base's VS16 / skin tone
-            while j > 0 and (text[j] == "\ufe0f" or ord(text[j]) in _SKIN_TONES):
-                j -= 1
-            return j >= 0 and _is_emoji_base(text[j])
-        return False
+        return _legitimate_joiner(text, i, prev, nxt)
     if cp in (0xFE0E, 0xFE0F):  # text / emoji presentation, once, after an emoji-capable base
         return bool(prev) and (_is_emoji_base(prev) or (prev in "0123456789#*" and nxt == "\u20e3"))
     if 0xFE00 <= cp <= 0xFE0D or 0xE0100 <= cp <= 0xE01EF:
@@ -293,14 +288,32 @@ def _legitimate(text: str, i: int) -> bool:
     if cp in (0x180B, 0x180C, 0x180D, 0x180F):
         return bool(prev) and 0x1820 <= ord(prev) <= 0x18AF  # Mongolian free variation
     if 0xE0020 <= cp <= 0xE007F:  # tags: only inside the RGI subdivision flags
-        start = i
-        while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
-            start -= 1
-        end = i
-        while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
-            end += 1
-        return text[start - 1 : start] == "\U0001f3f4" and text[start:end] in _TAG_FLAGS
+        return _in_tag_flag(text, i)
     return False
+
+
+def _legitimate_joiner(text: str, i: int, prev: str, nxt: str) -> bool:
+    """ZWNJ / ZWJ: one joiner inside a word of a joining script (Persian "می‌خواهم",
+    Devanagari half forms), or a ZWJ inside an emoji sequence."""
+    if prev and nxt and _is_joining_letter(prev) and _is_joining_letter(nxt):
+        return True
+    if ord(text[i]) == 0x200D and nxt and _is_emoji_base(nxt):
+        j = i - 1  # an emoji ZWJ sequence: skip the base's VS16 / skin tone
+        while j > 0 and (text[j] == "\ufe0f" or ord(text[j]) in _SKIN_TONES):
+            j -= 1
+        return j >= 0 and _is_emoji_base(text[j])
+    return False
+
+
+def _in_tag_flag(text: str, i: int) -> bool:
+    """A tag character inside one of the RGI subdivision flags (the only legitimate tags)."""
+    start = i
+    while start > 0 and 0xE0020 <= ord(text[start - 1]) <= 0xE007F:
+        start -= 1
+    end = i
+    while end < len(text) and 0xE0020 <= ord(text[end]) <= 0xE007F:
+        end += 1
+    return text[start - 1 : start] == "\U0001f3f4" and text[start:end] in _TAG_FLAGS
 
 
 def nfkc(text: str) -> str:
