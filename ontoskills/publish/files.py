@@ -96,9 +96,12 @@ class SourceFile:
     executable: bool
 
 
-def stat_files(root: Path, paths: list[str]) -> list[SourceFile]:
+def stat_files(
+    root: Path, paths: list[str], *, read_whole: dict[str, int] | None = None
+) -> list[SourceFile]:
     """Type and size of every file from lstat, before one byte is read or written: regular
-    files only (exit 4), the per-file and per-package limits (a sparse 1 GiB file is 1 GiB)."""
+    files only (exit 4), the per-file and per-package limits (a sparse 1 GiB file is 1 GiB).
+    `read_whole`: file names read whole into memory (SKILL.md) and their own, lower limit."""
     out = []
     total = 0
     for rel in paths:
@@ -106,6 +109,12 @@ def stat_files(root: Path, paths: list[str]) -> list[SourceFile]:
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePathError(
                 f"{rel} is not a regular file", hint="registries hold regular files only"
+            )
+        whole = (read_whole or {}).get(rel.rsplit("/", 1)[-1])
+        if whole is not None and st.st_size > whole:
+            raise LimitExceededError(
+                f"{rel} is {st.st_size} bytes, over the {whole}-byte limit of a file read whole",
+                hint=f"keep it under {whole} bytes and move long material into files it links",
             )
         if st.st_size > limits.MAX_FILE_BYTES:
             raise LimitExceededError(

@@ -254,7 +254,9 @@ def convert(
             hint="choose an --out folder apart from the sources, the home and the cache "
             "(or omit --out to convert in place)",
         )
-    files = stat_files(src, walk_package(src))
+    files = stat_files(
+        src, walk_package(src), read_whole={SKILL_MD: limits.MAX_SKILL_MD_BYTES}
+    )
     sources = [f.path for f in files if f.path.rsplit("/", 1)[-1] == SKILL_MD]
     if not sources:
         raise UsageError(f"{src}: no SKILL.md found", hint="one folder per skill, each a SKILL.md")
