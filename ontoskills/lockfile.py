@@ -23,6 +23,7 @@ from .manifest import SHA256_RE, Tier
 from .redact import redact_url
 from .registries import RegistryKind
 from .safety import check_relpath, is_valid_name, split_package_id
+from .tables import Table
 
 LOCK_VERSION = 1
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7})(\s|$)", re.MULTILINE)
@@ -35,6 +36,15 @@ class LockedFile:
     size: int
     executable: bool = False
 
+    @classmethod
+    def from_toml(cls, t: Table) -> LockedFile:
+        sha = t.required("sha256", str)
+        if not SHA256_RE.match(sha):
+            t.fail(f"sha256 {sha[:80]!r} is not a sha256")
+        path = check_relpath(t.required("path", str), f"file path in {t.source}")
+        size = t.required("size", int)
+        return cls(path, sha, size, t.get("executable", bool, False) or False)
+
     def to_toml(self) -> dict[str, Any]:
         return {
             "path": self.path,
@@ -42,6 +52,10 @@ class LockedFile:
             "size": self.size,
             "executable": self.executable,
         }
+
+
+def _files(t: Table) -> list[LockedFile]:
+    return [LockedFile.from_toml(f) for f in t.tables_of("files")]
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,48 @@ class LockedRegistry:
     # ids of the root it chained to; `ci` refuses a registry whose root no longer chains to them.
     signed: bool = False
     root_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_toml(cls, name: str, t: Table, lock_dir: Path) -> LockedRegistry:
+        if not is_valid_name(name):
+            t.fail("is not a valid registry name")
+        url = t.required("url", str)
+        if "\x00" in url:  # no path or URL holds NUL; os calls raise on it
+            t.fail("url holds a NUL character")
+        kind = t.choice("kind", RegistryKind)
+        if kind is None:
+            t.fail(f"kind is missing (one of {RegistryKind.listed()})")
+        keys = t.list_of("root_keys", str)
+        if not all(SHA256_RE.match(k) for k in keys):
+            t.fail("root_keys must be sha256 key ids")
+        signed = t.get("signed", bool, False) or False
+        if signed and not keys:
+            t.fail("a signed registry needs its root_keys")
+        return cls(
+            name=name,
+            kind=kind,
+            url=_absolute_url(url, lock_dir),
+            commit=t.get("commit", str),
+            index_sha256=t.get("index_sha256", str),
+            signed=signed,
+            root_keys=tuple(sorted(keys)),
+        )
+
+    def to_toml(self, lock_dir: Path) -> dict[str, Any]:
+        # No credential is ever written back (a hand-edited one included): a registry
+        # URL carrying one is refused where it is used (registries.RegistryConfig).
+        entry: dict[str, Any] = {
+            "kind": self.kind,
+            "url": redact_url(_portable_url(self.url, lock_dir)),
+        }
+        if self.commit:
+            entry["commit"] = self.commit
+        if self.index_sha256:
+            entry["index_sha256"] = self.index_sha256
+        if self.signed:
+            entry["signed"] = True
+            entry["root_keys"] = sorted(self.root_keys)
+        return entry
 
 
 @dataclass
@@ -77,6 +133,44 @@ class LockedPackage:
     def file(self, path: str) -> LockedFile | None:
         return next((f for f in self.files if f.path == path), None)
 
+    @classmethod
+    def from_toml(cls, pid: str, t: Table) -> LockedPackage:
+        split_package_id(pid, f"package id in {t.source}")
+        tier = t.choice("trust_tier", Tier)
+        if tier is None:
+            t.fail("trust_tier is missing")
+        root = t.get("root", str, f"packages/{pid}") or f"packages/{pid}"
+        pkg = cls(
+            id=pid,
+            version=t.get("version", str, "") or "",
+            registry=t.get("registry", str, "") or "",
+            trust_tier=tier.value,
+            requested=t.list_of("requested", str, [pid]),
+            files=_files(t),
+            skills=t.map_of("skills", bool),
+            with_embeddings=t.get("with_embeddings", bool, False) or False,
+            root=check_relpath(root, f"root in {t.source}"),
+            commit=t.get("commit", str) or None,
+        )
+        recorded = t.get("integrity", str)
+        if recorded is not None and recorded != pkg.integrity:
+            t.fail("integrity does not match its file list (edited by hand?)")
+        return pkg
+
+    def to_toml(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "registry": self.registry,
+            "trust_tier": self.trust_tier,
+            "requested": sorted(set(self.requested)),
+            "root": self.root or f"packages/{self.id}",
+            "with_embeddings": self.with_embeddings,
+            "integrity": self.integrity,
+            **({"commit": self.commit} if self.commit else {}),
+            "skills": {k: self.skills[k] for k in sorted(self.skills)},
+            "files": [f.to_toml() for f in sorted(self.files, key=lambda f: f.path)],
+        }
+
 
 @dataclass
 class LockedModel:
@@ -87,6 +181,25 @@ class LockedModel:
     dimension: int
     source: str
     files: list[LockedFile]
+
+    @classmethod
+    def from_toml(cls, t: Table) -> LockedModel:
+        return cls(
+            model=t.get("model", str, "") or "",
+            revision=t.get("revision", str, "") or "",
+            dimension=t.required("dimension", int),
+            source=t.get("source", str, "") or "",
+            files=_files(t),
+        )
+
+    def to_toml(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "revision": self.revision,
+            "dimension": self.dimension,
+            "source": self.source,
+            "files": [f.to_toml() for f in sorted(self.files, key=lambda f: f.path)],
+        }
 
 
 @dataclass
@@ -129,48 +242,13 @@ def _absolute_url(url: str, lock_dir: Path) -> str:
 def dump(lock: Lockfile, lock_dir: Path) -> bytes:
     data: dict[str, Any] = {"lock_version": LOCK_VERSION}
     if lock.registries:
-        regs = {}
-        for name in sorted(lock.registries):
-            r = lock.registries[name]
-            # No credential is ever written back (a hand-edited one included): a registry
-            # URL carrying one is refused where it is used (registries.RegistryConfig).
-            url = redact_url(_portable_url(r.url, lock_dir))
-            entry: dict[str, Any] = {"kind": r.kind, "url": url}
-            if r.commit:
-                entry["commit"] = r.commit
-            if r.index_sha256:
-                entry["index_sha256"] = r.index_sha256
-            if r.signed:
-                entry["signed"] = True
-                entry["root_keys"] = sorted(r.root_keys)
-            regs[name] = entry
-        data["registries"] = regs
-    if lock.embeddings:
-        m = lock.embeddings
-        data["embeddings"] = {
-            "model": m.model,
-            "revision": m.revision,
-            "dimension": m.dimension,
-            "source": m.source,
-            "files": [f.to_toml() for f in sorted(m.files, key=lambda f: f.path)],
+        data["registries"] = {
+            name: lock.registries[name].to_toml(lock_dir) for name in sorted(lock.registries)
         }
+    if lock.embeddings:
+        data["embeddings"] = lock.embeddings.to_toml()
     if lock.packages:
-        pkgs = {}
-        for pid in sorted(lock.packages):
-            p = lock.packages[pid]
-            pkgs[pid] = {
-                "version": p.version,
-                "registry": p.registry,
-                "trust_tier": p.trust_tier,
-                "requested": sorted(set(p.requested)),
-                "root": p.root or f"packages/{pid}",
-                "with_embeddings": p.with_embeddings,
-                "integrity": p.integrity,
-                **({"commit": p.commit} if p.commit else {}),
-                "skills": {k: p.skills[k] for k in sorted(p.skills)},
-                "files": [f.to_toml() for f in sorted(p.files, key=lambda f: f.path)],
-            }
-        data["packages"] = pkgs
+        data["packages"] = {pid: lock.packages[pid].to_toml() for pid in sorted(lock.packages)}
     text = "# Generated by ontoskills. Commit it; do not edit by hand.\n" + tomli_w.dumps(data)
     return text.encode("utf-8")
 
@@ -186,25 +264,6 @@ _HINT = "restore it from version control, or delete it and run `ontoskills insta
 
 def _err(path: Path, msg: str) -> LockFormatError:
     return LockFormatError(f"{path}: {msg}", hint=_HINT)
-
-
-def _files(raw: object, path: Path, where: str) -> list[LockedFile]:
-    if not isinstance(raw, list):
-        raise _err(path, f"{where}.files must be an array")
-    out = []
-    for item in raw:
-        if not (
-            isinstance(item, dict)
-            and isinstance(item.get("path"), str)
-            and isinstance(item.get("sha256"), str)
-            and SHA256_RE.match(item["sha256"])
-            and isinstance(item.get("size"), int)
-            and isinstance(item.get("executable", False), bool)
-        ):
-            raise _err(path, f"{where}.files has an invalid entry {item!r:.120}")
-        check_relpath(item["path"], f"file path in {path}")
-        out.append(LockedFile(item["path"], item["sha256"], item["size"], item["executable"]))
-    return out
 
 
 def parse(text: str, path: Path) -> Lockfile:
@@ -232,6 +291,7 @@ def _parse(text: str, path: Path) -> Lockfile:
         max_string=limits.MAX_LOCK_STRING,
         hint=_HINT,
     )
+    top = Table(data, str(path), LockFormatError, hint=_HINT)
     version = data.get("lock_version")
     if version != LOCK_VERSION:
         raise LockFormatError(
@@ -239,82 +299,13 @@ def _parse(text: str, path: Path) -> Lockfile:
             hint="upgrade ontoskills, or regenerate the lock with `ontoskills install`",
         )
     lock = Lockfile()
-    lock_dir = path.parent
-    for name, r in (data.get("registries") or {}).items():
-        if not (
-            isinstance(r, dict)
-            and isinstance(r.get("url"), str)
-            and "\x00" not in r["url"]  # no path or URL holds NUL; os calls raise on it
-            and is_valid_name(name)
-        ):
-            raise _err(path, f"invalid registry entry {name!r}")
-        signed = r.get("signed", False)
-        keys = r.get("root_keys", [])
-        if not isinstance(signed, bool) or not (
-            isinstance(keys, list) and all(isinstance(k, str) and SHA256_RE.match(k) for k in keys)
-        ):
-            raise _err(path, f"registries.{name}: signed/root_keys are malformed")
-        if signed and not keys:
-            raise _err(path, f"registries.{name}: a signed registry needs its root_keys")
-        if any(not isinstance(r.get(k, ""), str) for k in ("commit", "index_sha256")):
-            raise _err(path, f"registries.{name}: commit and index_sha256 must be strings")
-        kind = RegistryKind.get(r.get("kind"))
-        if kind is None:
-            raise _err(
-                path,
-                f"registries.{name}: unknown kind {str(r.get('kind'))[:40]!r} "
-                f"(one of {RegistryKind.listed()})",
-            )
-        lock.registries[name] = LockedRegistry(
-            name=name,
-            kind=kind,
-            url=_absolute_url(r["url"], lock_dir),
-            commit=r.get("commit"),
-            index_sha256=r.get("index_sha256"),
-            signed=signed,
-            root_keys=tuple(sorted(keys)),
-        )
-    emb = data.get("embeddings")
+    for name, t in top.tables("registries"):
+        lock.registries[name] = LockedRegistry.from_toml(name, t, path.parent)
+    emb = top.table("embeddings")
     if emb is not None:
-        if not isinstance(emb, dict) or not isinstance(emb.get("dimension"), int):
-            raise _err(path, "invalid [embeddings] table")
-        lock.embeddings = LockedModel(
-            model=str(emb.get("model", "")),
-            revision=str(emb.get("revision", "")),
-            dimension=emb["dimension"],
-            source=str(emb.get("source", "")),
-            files=_files(emb.get("files", []), path, "embeddings"),
-        )
-    for pid, p in (data.get("packages") or {}).items():
-        split_package_id(pid, f"package id in {path}")
-        where = f"packages.{pid}"
-        if not isinstance(p, dict):
-            raise _err(path, f"{where} must be a table")
-        tier = Tier.get(p.get("trust_tier"))
-        if tier is None:
-            raise _err(path, f"{where}.trust_tier {p.get('trust_tier')!r} is not a known tier")
-        requested = p.get("requested", [pid])
-        if not isinstance(requested, list):
-            raise _err(path, f"{where}.requested must be an array of specs")
-        skills = p.get("skills", {})
-        if not isinstance(skills, dict) or not all(isinstance(v, bool) for v in skills.values()):
-            raise _err(path, f"{where}.skills must map skill ids to true/false")
-        pkg = LockedPackage(
-            id=pid,
-            version=str(p.get("version", "")),
-            registry=str(p.get("registry", "")),
-            trust_tier=tier.value,
-            requested=[str(s) for s in requested],
-            files=_files(p.get("files", []), path, where),
-            skills=dict(skills),
-            with_embeddings=bool(p.get("with_embeddings", False)),
-            root=check_relpath(str(p.get("root", f"packages/{pid}")), f"root in {path}"),
-            commit=str(p["commit"]) if p.get("commit") else None,
-        )
-        recorded = p.get("integrity")
-        if recorded is not None and recorded != pkg.integrity:
-            raise _err(path, f"{where}.integrity does not match its file list (edited by hand?)")
-        lock.packages[pid] = pkg
+        lock.embeddings = LockedModel.from_toml(emb)
+    for pid, t in top.tables("packages"):
+        lock.packages[pid] = LockedPackage.from_toml(pid, t)
     return lock
 
 

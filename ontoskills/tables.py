@@ -1,0 +1,135 @@
+"""Typed reads of untrusted tables: a TOML table or a JSON object someone else wrote.
+
+Model: packaging's `pylock.py` (`_get`, `_get_required`, `_get_sequence_of_objects`, a
+`_from_dict` per class). A `Table` wraps one mapping with the file it came from, its key path
+and the error class of its format (a lock's is exit 3, config.toml's exit 2, a registry's file
+exit 4); every getter checks the type it promises (a bool is never an int) and its refusal
+names the file and the key path. Each record class reads itself from a `Table` (`from_toml`)
+next to where it writes itself (`to_toml`), so a new field is a few adjacent lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from enum import Enum
+from typing import Any, NoReturn, TypeVar
+
+from .errors import OntoskillsError
+
+T = TypeVar("T")
+E = TypeVar("E", bound=Enum)
+
+_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    bool: "true or false",
+    float: "a number",
+    list: "an array",
+    dict: "a table",
+}
+
+
+def _is(value: object, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _name(kind: type) -> str:
+    return _NAMES.get(kind, kind.__name__)
+
+
+class Table:
+    """One untrusted mapping from `source` (a file), at key path `path` ("" for the top)."""
+
+    def __init__(
+        self,
+        data: object,
+        source: str,
+        error: Callable[..., OntoskillsError],
+        *,
+        path: str = "",
+        hint: str | None = None,
+    ) -> None:
+        self.source = source
+        self.path = path
+        self.error = error
+        self.hint = hint
+        if not isinstance(data, dict):
+            self.fail(f"must be {_name(dict)}")
+        self.data: dict[str, Any] = data
+
+    def fail(self, message: str) -> NoReturn:
+        """Raise the format's error naming the file and this table's key path."""
+        where = f"{self.source}: {self.path}" if self.path else self.source
+        raise self.error(f"{where}: {message}", hint=self.hint)
+
+    def _key(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def child(self, data: object, key: str) -> Table:
+        """The table `data` found under `key` (a name or `key[i]`) of this one."""
+        return Table(data, self.source, self.error, path=self._key(key), hint=self.hint)
+
+    # ------------------------------------------------------------------ scalars
+    def get(self, key: str, kind: type[T], default: T | None = None) -> T | None:
+        """The value of `key` if it is a `kind`; `default` when absent; refused otherwise."""
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if not _is(value, kind):
+            self.fail(f"{key} must be {_name(kind)}, got {value!r:.80}")
+        return value
+
+    def required(self, key: str, kind: type[T]) -> T:
+        value = self.get(key, kind)
+        if value is None:
+            self.fail(f"{key} is missing")
+        return value
+
+    def choice(self, key: str, kind: type[E]) -> E | None:
+        """A word of a closed set (a `choices.Choice`), or None when absent."""
+        if key not in self.data:
+            return None
+        raw = self.data[key]
+        found = next((m for m in kind if m.value == raw), None)
+        if found is None:
+            words = ", ".join(str(m.value) for m in kind)
+            self.fail(f"{key} {str(raw)[:40]!r} is not one of {words}")
+        return found
+
+    # ------------------------------------------------------------------ containers
+    def list_of(self, key: str, kind: type[T], default: list[T] | None = None) -> list[T]:
+        """An array whose every item is a `kind` (`default`, else [], when absent)."""
+        items = self.get(key, list)
+        if items is None:
+            return list(default or [])
+        for i, item in enumerate(items):
+            if not _is(item, kind):
+                self.fail(f"{key}[{i}] must be {_name(kind)}")
+        return list(items)
+
+    def map_of(self, key: str, kind: type[T]) -> dict[str, T]:
+        """A table whose every value is a `kind` ({} when absent)."""
+        found = self.get(key, dict) or {}
+        for k, v in found.items():
+            if not _is(v, kind):
+                self.fail(f"{key}.{k} must be {_name(kind)}")
+        return dict(found)
+
+    def table(self, key: str) -> Table | None:
+        """The table under `key`, or None when absent."""
+        return None if key not in self.data else self.child(self.data[key], key)
+
+    def tables(self, key: str) -> Iterator[tuple[str, Table]]:
+        """(name, table) for each entry of a table of tables (`[packages."a/b"]`)."""
+        found = self.get(key, dict) or {}
+        for name, value in found.items():
+            yield name, self.child(value, f"{key}.{name}")
+
+    def tables_of(self, key: str) -> list[Table]:
+        """The tables of an array of tables (`files = [{...}, ...]`), [] when absent."""
+        items = self.get(key, list) or []
+        return [self.child(item, f"{key}[{i}]") for i, item in enumerate(items)]
