@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import tomli_w
 
@@ -41,8 +41,7 @@ from .fsutil import atomic_write_through
 from .manifest import LOCAL_TIER, Tier
 from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
 from .safety import is_valid_name
-
-C = TypeVar("C", bound=Choice)
+from .tables import Table
 
 DEFAULT_REGISTRY_NAME = "ontostore"
 DEFAULT_REGISTRY_URL = "https://github.com/mareasw/ontostore.git"
@@ -180,99 +179,54 @@ def default_registry() -> RegistryConfig:
 
 
 # ---------------------------------------------------------------------------- parsing
-def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: [{key}] must be a table")
-    return value
+def _section(top: Table, name: str) -> Table:
+    """A top-level `[name]` table ({} when absent); its values' errors hint at fixing it."""
+    raw = top.data.get(name, {})
+    if not isinstance(raw, dict):
+        top.fail(f"[{name}] must be a table")
+    return Table(raw, top.source, ConfigError, path=name, hint=f"fix or delete the [{name}] table")
 
 
-def _number(
-    table: dict[str, Any],
-    key: str,
-    where: str,
-    name: str,
-    *,
-    integer: bool,
-    low: float,
-    high: float,
-) -> float | None:
-    """A bounded finite number (TOML has `inf` and `nan`: both refused), or None if unset.
-    Integer keys refuse floats (`retries = 2.5`) but are worded "a number" like the others."""
-    if key not in table:
-        return None
-    value = table[key]
-    ok_type = int if integer else (int, float)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, ok_type)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise ConfigError(
-            f"{where}.{key} must be a number from {low:g} to {high:g}, got {value!r}",
-            hint=f"fix or delete the [{name}] table",
-        )
-    return value
-
-
-def _string(table: dict[str, Any], key: str, where: str, name: str) -> str | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(
-            f"{where}.{key} must be a string, got {value!r}",
-            hint=f"fix or delete the [{name}] table",
-        )
-    return value or None  # an empty string means unset, as before
-
-
-def _choice(table: dict[str, Any], key: str, where: str, kind: type[C]) -> C | None:
-    if key not in table:
-        return None
-    value = kind.get(table[key])
-    if value is None:
-        raise ConfigError(f"{where}.{key} must be one of {kind.listed()}, got {table[key]!r}")
-    return value
+def _text(t: Table, key: str) -> str | None:
+    return t.get(key, str) or None  # an empty string means unset, as before
 
 
 def _known(table: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: v for k, v in table.items() if k not in keys}
 
 
-def _registries(data: dict[str, Any], path: Path) -> list[RegistryConfig]:
+def _registries(top: Table) -> list[RegistryConfig]:
     out = []
-    for name, raw in _table(data, "registries", str(path)).items():
+    for name, raw in _section(top, "registries").data.items():
         if not is_valid_name(name):
-            raise ConfigError(f"{path}: invalid registry name {name!r}")
+            top.fail(f"invalid registry name {name!r}")
         if not isinstance(raw, dict) or not isinstance(raw.get("url"), str):
-            raise ConfigError(f"{path}: registries.{name} needs a string 'url'")
-        where = f"{path}: registries.{name}"
-        kind = _choice(raw, "kind", where, RegistryKind) if raw.get("kind") is not None else None
-        trust = _choice(raw, "trust", where, Tier) if raw.get("trust") is not None else None
+            top.fail(f"registries.{name} needs a string 'url'")
+        t = Table(raw, top.source, ConfigError, path=f"registries.{name}")
+        kind = t.choice("kind", RegistryKind) if raw.get("kind") is not None else None
+        trust = t.choice("trust", Tier) if raw.get("trust") is not None else None
         out.append(
             RegistryConfig(
                 name,
                 raw["url"],
                 kind or detect_kind(raw["url"]),
                 None if trust is None else str(trust),
-                _string(raw, "root", where, "registries"),
+                _text(t, "root"),
             )
         )
     return out
 
 
-def _search(data: dict[str, Any], path: Path) -> SearchSettings:
-    table = _table(data, "search", str(path))
-    where = f"{path}: search"
-    mode = _choice(table, "mode", where, SearchMode)
+def _search(top: Table) -> SearchSettings:
+    t = _section(top, "search")
+    table = t.data
+    mode = t.choice("mode", SearchMode)
     weights = table.get("trust_weights", {})
     if not isinstance(weights, dict) or not all(
         isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
         for v in weights.values()
     ):
-        raise ConfigError(f"{where}.trust_weights must map tiers to numbers >= 0")
+        t.fail("must map tiers to numbers >= 0", "trust_weights")
     keys = ("mode", "trust_weights")
     return SearchSettings(
         mode=SearchMode(mode or SearchMode.AUTO),
@@ -282,17 +236,16 @@ def _search(data: dict[str, Any], path: Path) -> SearchSettings:
     )
 
 
-def _embeddings(data: dict[str, Any], path: Path) -> EmbeddingsSettings:
-    table = _table(data, "embeddings", str(path))
-    where = f"{path}: embeddings"
-    threads = _number(table, "threads", where, "embeddings", integer=True, low=1, high=256)
+def _embeddings(top: Table) -> EmbeddingsSettings:
+    t = _section(top, "embeddings")
+    table = t.data
+    threads = t.number("threads", integer=True, low=1, high=256)
     keys = ("model", "revision", "path", "model_path", "threads")
     return EmbeddingsSettings(
-        model=_string(table, "model", where, "embeddings"),
-        revision=_string(table, "revision", where, "embeddings"),
+        model=_text(t, "model"),
+        revision=_text(t, "revision"),
         # `model_path` is the older spelling of `path`; `path` wins when both are set
-        path=_string(table, "path", where, "embeddings")
-        or _string(table, "model_path", where, "embeddings"),
+        path=_text(t, "path") or _text(t, "model_path"),
         threads=None if threads is None else int(threads),
         extra=_known(table, keys),
         given=frozenset(k for k in keys if k in table),
@@ -308,24 +261,19 @@ _NETWORK_NUMBERS: dict[str, tuple[bool, float, float]] = {
 }
 
 
-def _network(data: dict[str, Any], path: Path) -> NetworkSettings:
-    table = _table(data, "network", str(path))
-    where = f"{path}: network"
+def _network(top: Table) -> NetworkSettings:
+    t = _section(top, "network")
+    table = t.data
     settings = NetworkSettings(
         extra=_known(table, (*_NETWORK_NUMBERS, "allow_insecure_http")),
         given=frozenset(k for k in (*_NETWORK_NUMBERS, "allow_insecure_http") if k in table),
     )
     for key, (integer, low, high) in _NETWORK_NUMBERS.items():
-        value = _number(table, key, where, "network", integer=integer, low=low, high=high)
+        value = t.number(key, integer=integer, low=low, high=high)
         if value is not None:
             setattr(settings, key, value)
-    insecure = table.get("allow_insecure_http", False)
-    if not isinstance(insecure, bool):  # "false" is a string, and strings are true
-        raise ConfigError(
-            f"{where}.allow_insecure_http must be true or false, got {insecure!r}",
-            hint="fix or delete the [network] table",
-        )
-    settings.allow_insecure_http = insecure
+    # "false" is a string, and strings are true: a bool or nothing
+    settings.allow_insecure_http = t.get("allow_insecure_http", bool, False) or False
     return settings
 
 
@@ -344,8 +292,9 @@ def check_context_budget(value: object, where: str) -> int:
     return value
 
 
-def _serve(data: dict[str, Any], path: Path) -> ServeSettings:
-    table = _table(data, "serve", str(path))
+def _serve(top: Table) -> ServeSettings:
+    path = top.source
+    table = _section(top, "serve").data
     keys = ("context_budget", "max_streams")
     settings = ServeSettings(
         extra=_known(table, keys), given=frozenset(k for k in keys if k in table)
@@ -387,13 +336,14 @@ def load_config(path: Path) -> Config:
         max_bytes=limits.MAX_CONFIG_BYTES,
         hint="fix or delete the file",
     )
+    top = Table(data, str(path), ConfigError)
     return Config(
         path=path,
-        registries=_registries(data, path),
-        search=_search(data, path),
-        embeddings=_embeddings(data, path),
-        network=_network(data, path),
-        serve=_serve(data, path),
+        registries=_registries(top),
+        search=_search(top),
+        embeddings=_embeddings(top),
+        network=_network(top),
+        serve=_serve(top),
         extra={k: v for k, v in data.items() if k not in (*TABLES, "require_signed")},
         require_signed=_require_signed(data, path),
     )

@@ -40,7 +40,7 @@ class LockedFile:
     def from_toml(cls, t: Table) -> LockedFile:
         sha = t.required("sha256", str)
         if not SHA256_RE.match(sha):
-            t.fail(f"sha256 {sha[:80]!r} is not a sha256")
+            t.fail(f"is not a sha256: {sha[:80]!r}", "sha256")
         path = check_relpath(t.required("path", str), f"file path in {t.source}")
         size = t.required("size", int)
         return cls(path, sha, size, t.get("executable", bool, False) or False)
@@ -76,16 +76,16 @@ class LockedRegistry:
             t.fail("is not a valid registry name")
         url = t.required("url", str)
         if "\x00" in url:  # no path or URL holds NUL; os calls raise on it
-            t.fail("url holds a NUL character")
+            t.fail("holds a NUL character", "url")
         kind = t.choice("kind", RegistryKind)
         if kind is None:
-            t.fail(f"kind is missing (one of {RegistryKind.listed()})")
+            t.fail(f"is missing (one of {RegistryKind.listed()})", "kind")
         keys = t.list_of("root_keys", str)
         if not all(SHA256_RE.match(k) for k in keys):
-            t.fail("root_keys must be sha256 key ids")
+            t.fail("must be sha256 key ids", "root_keys")
         signed = t.get("signed", bool, False) or False
         if signed and not keys:
-            t.fail("a signed registry needs its root_keys")
+            t.fail("is signed, so it needs its root_keys")
         return cls(
             name=name,
             kind=kind,
@@ -138,7 +138,7 @@ class LockedPackage:
         split_package_id(pid, f"package id in {t.source}")
         tier = t.choice("trust_tier", Tier)
         if tier is None:
-            t.fail("trust_tier is missing")
+            t.fail("is missing", "trust_tier")
         root = t.get("root", str, f"packages/{pid}") or f"packages/{pid}"
         pkg = cls(
             id=pid,
@@ -154,7 +154,7 @@ class LockedPackage:
         )
         recorded = t.get("integrity", str)
         if recorded is not None and recorded != pkg.integrity:
-            t.fail("integrity does not match its file list (edited by hand?)")
+            t.fail("does not match its file list (edited by hand?)", "integrity")
         return pkg
 
     def to_toml(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ next to where it writes itself (`to_toml`), so a new field is a few adjacent lin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import Any, NoReturn, TypeVar
@@ -61,10 +62,14 @@ class Table:
             self.fail(f"must be {_name(dict)}")
         self.data: dict[str, Any] = data
 
-    def fail(self, message: str) -> NoReturn:
-        """Raise the format's error naming the file and this table's key path."""
-        where = f"{self.source}: {self.path}" if self.path else self.source
-        raise self.error(f"{where}: {message}", hint=self.hint)
+    def fail(self, message: str, key: str | None = None) -> NoReturn:
+        """Raise the format's error: `<file>: <key path> <message>` (the key path of `key`
+        in this table, or of the table itself)."""
+        who = self._key(key) if key is not None else self.path
+        raise self.error(
+            f"{self.source}: {who} {message}" if who else f"{self.source}: {message}",
+            hint=self.hint,
+        )
 
     def _key(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
@@ -80,14 +85,26 @@ class Table:
             return default
         value = self.data[key]
         if not _is(value, kind):
-            self.fail(f"{key} must be {_name(kind)}, got {value!r:.80}")
+            self.fail(f"must be {_name(kind)}, got {value!r:.80}", key)
         return value
 
     def required(self, key: str, kind: type[T]) -> T:
         value = self.get(key, kind)
         if value is None:
-            self.fail(f"{key} is missing")
+            self.fail("is missing", key)
         return value
+
+    def number(self, key: str, *, integer: bool, low: float, high: float) -> float | None:
+        """A finite number in [low, high] (TOML's `inf` and `nan` refused), None if unset;
+        an integer key refuses `2.5`. Worded "a number" either way."""
+        if key not in self.data:
+            return None
+        value = self.data[key]
+        if not (_is(value, int) if integer else _is(value, float)) or not (
+            math.isfinite(value) and low <= value <= high
+        ):
+            self.fail(f"must be a number from {low:g} to {high:g}, got {value!r:.80}", key)
+        return float(value)
 
     def choice(self, key: str, kind: type[E]) -> E | None:
         """A word of a closed set (a `choices.Choice`), or None when absent."""
@@ -97,7 +114,7 @@ class Table:
         found = next((m for m in kind if m.value == raw), None)
         if found is None:
             words = ", ".join(str(m.value) for m in kind)
-            self.fail(f"{key} {str(raw)[:40]!r} is not one of {words}")
+            self.fail(f"must be one of {words}, got {str(raw)[:40]!r}", key)
         return found
 
     # ------------------------------------------------------------------ containers
@@ -108,7 +125,7 @@ class Table:
             return list(default or [])
         for i, item in enumerate(items):
             if not _is(item, kind):
-                self.fail(f"{key}[{i}] must be {_name(kind)}")
+                self.fail(f"must be {_name(kind)}", f"{key}[{i}]")
         return list(items)
 
     def map_of(self, key: str, kind: type[T]) -> dict[str, T]:
@@ -116,7 +133,7 @@ class Table:
         found = self.get(key, dict) or {}
         for k, v in found.items():
             if not _is(v, kind):
-                self.fail(f"{key}.{k} must be {_name(kind)}")
+                self.fail(f"must be {_name(kind)}", f"{key}.{k}")
         return dict(found)
 
     def table(self, key: str) -> Table | None:
