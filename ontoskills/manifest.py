@@ -11,12 +11,10 @@ A package's own `trust_tier` is kept only as `declared_tier`: the index decides.
 
 from __future__ import annotations
 
-import builtins
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from . import jsonio, limits
@@ -29,6 +27,7 @@ from .safety import (
     is_valid_name,
     split_package_id,
 )
+from .tables import Table
 
 
 class Tier(Choice):
@@ -59,56 +58,6 @@ def cap_tier(tier: str, cap: str | None) -> str:
     if cap is None:
         return tier
     return tier if tier_rank(tier) <= tier_rank(cap) else cap
-
-
-class _Obj:
-    """Field access on a JSON object with error messages that name file and field."""
-
-    def __init__(self, data: object, where: str) -> None:
-        if not isinstance(data, dict):
-            raise FormatError(f"{where}: expected a JSON object, got {type(data).__name__}")
-        self.data: dict[str, Any] = data
-        self.where = where
-
-    def _get(self, key: str, types: type | tuple[type, ...], required: bool, default: Any) -> Any:
-        if key not in self.data or self.data[key] is None:
-            if required:
-                raise FormatError(f"{self.where}: missing field {key!r}")
-            return default
-        value = self.data[key]
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _tuple(types)):
-            want = "/".join(t.__name__ for t in _tuple(types))
-            raise FormatError(
-                f"{self.where}: field {key!r} must be {want}, got {type(value).__name__}"
-            )
-        return value
-
-    # The methods below shadow the builtins inside this class body: their annotations name
-    # `builtins.*` so a type checker does not read `str` as the method.
-    def str(self, key: builtins.str, required: builtins.bool = True, default: Any = None) -> Any:
-        return self._get(key, str, required, default)
-
-    def bool(self, key: builtins.str, default: builtins.bool) -> builtins.bool:
-        return bool(self._get(key, bool, False, default))
-
-    def int(self, key: builtins.str, required: builtins.bool = True) -> Any:
-        return self._get(key, int, required, None)
-
-    def list(self, key: builtins.str, required: builtins.bool = False) -> builtins.list[Any]:
-        return list(self._get(key, list, required, []))
-
-    def str_list(
-        self, key: builtins.str, required: builtins.bool = False
-    ) -> builtins.list[builtins.str]:
-        items = self.list(key, required)
-        for i, item in enumerate(items):
-            if not isinstance(item, str):
-                raise FormatError(f"{self.where}: {key}[{i}] must be a string")
-        return items
-
-
-def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
-    return types if isinstance(types, tuple) else (types,)
 
 
 # --------------------------------------------------------------------------- index.json
@@ -146,10 +95,10 @@ class RegistryIndex:
         return len(self.entries)
 
 
-def _manifest_rel(obj: _Obj, base_url: str | None) -> str:
-    path = obj.str("manifest_path", required=False)
+def _manifest_rel(obj: Table, base_url: str | None) -> str:
+    path = obj.get("manifest_path", str)
     if path is None:
-        url = obj.str("manifest_url", required=False)
+        url = obj.get("manifest_url", str)
         if url is None:
             raise FormatError(f"{obj.where}: missing field 'manifest_path'")
         path = _relative_to_base(url, base_url, obj.where)
@@ -173,14 +122,14 @@ def parse_index(data: bytes, *, source: str, base_url: str | None = None) -> Reg
     raw = jsonio.loads(
         data, source=source, max_bytes=limits.MAX_INDEX_BYTES, max_items=limits.MAX_INDEX_ITEMS
     )
-    top = _Obj(raw, source)
+    top = Table(raw, source, FormatError, null_is_absent=True)
     entries: list[IndexEntry] = []
     warnings: list[str] = []
     seen: set[str] = set()
-    for i, item in enumerate(top.list("packages", required=True)):
-        obj = _Obj(item, f"{source}: packages[{i}]")
+    for i, item in enumerate(top.required("packages", list)):
+        obj = top.child(item, f"packages[{i}]")
         manifest_path = _manifest_rel(obj, base_url)
-        package_id = obj.str("package_id", required=False)
+        package_id = obj.get("package_id", str)
         if not (isinstance(package_id, str) and package_id.count("/") == 1):
             # Historical dotted ids: the layout packages/<author>/<pkg>/ is authoritative.
             m = _MANIFEST_PATH_RE.match(manifest_path)
@@ -201,7 +150,7 @@ def parse_index(data: bytes, *, source: str, base_url: str | None = None) -> Reg
                 package_id=package_id,
                 trust_tier=tier,
                 manifest_path=manifest_path,
-                source_kind=obj.str("source_kind", required=False, default="ontology"),
+                source_kind=obj.get("source_kind", str, "ontology"),
                 declared_tier=declared if isinstance(declared, str) else None,
             )
         )
@@ -292,24 +241,24 @@ def dependency_name(raw: str) -> str:
     return raw[len(DEP_PREFIX) :] if raw.startswith(DEP_PREFIX) else raw
 
 
-def _parse_skill(item: object, where: str) -> SkillEntry:
-    obj = _Obj(item, where)
-    skill_id = check_name(obj.str("id"), f"skill id in {where}")
+def _parse_skill(obj: Table) -> SkillEntry:
+    where = obj.where
+    skill_id = check_name(obj.required("id", str), f"skill id in {where}")
     deps = []
-    for dep in obj.str_list("depends_on_skills"):
+    for dep in obj.list_of("depends_on_skills", str):
         name = dependency_name(dep)
         if not is_valid_name(name):
             raise UnsafePathError(f"{where}: invalid dependency name {dep!r}")
         deps.append(name)
-    category = obj.str("category", required=False)
+    category = obj.get("category", str)
     return SkillEntry(
         id=skill_id,
-        path=check_relpath(obj.str("path"), f"skill path in {where}"),
-        default_enabled=obj.bool("default_enabled", True),
-        aliases=tuple(obj.str_list("aliases")),
-        description=obj.str("description", required=False, default=""),
+        path=check_relpath(obj.required("path", str), f"skill path in {where}"),
+        default_enabled=obj.get("default_enabled", bool, True),
+        aliases=tuple(obj.list_of("aliases", str)),
+        description=obj.get("description", str, ""),
         category=category,
-        intents=tuple(obj.str_list("intents")),
+        intents=tuple(obj.list_of("intents", str)),
         depends_on=tuple(deps),
         is_user_invocable=obj.data.get("is_user_invocable")
         if isinstance(obj.data.get("is_user_invocable"), bool)
@@ -317,28 +266,32 @@ def _parse_skill(item: object, where: str) -> SkillEntry:
     )
 
 
-def _parse_file(item: object, where: str) -> FileEntry:
-    obj = _Obj(item, where)
-    sha = obj.str("sha256", required=False)
+def _parse_file(obj: Table) -> FileEntry:
+    where = obj.where
+    sha = obj.get("sha256", str)
     if sha is not None and not SHA256_RE.match(sha):
         raise FormatError(f"{where}: sha256 must be 64 lowercase hex characters")
-    size = obj.int("size", required=False)
+    size = obj.get("size", int)
     if size is not None and size < 0:
         raise FormatError(f"{where}: size must be >= 0")
     if size is not None and size > limits.MAX_FILE_BYTES:
         raise LimitExceededError(f"{where}: declared size {size} exceeds the file size limit")
     return FileEntry(
-        path=check_relpath(obj.str("path"), f"file path in {where}"),
+        path=check_relpath(obj.required("path", str), f"file path in {where}"),
         sha256=sha,
         size=size,
-        executable=obj.bool("executable", False),
+        executable=obj.get("executable", bool, False),
     )
 
 
 def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) -> Manifest:
     raw = jsonio.loads(data, source=source, max_bytes=limits.MAX_MANIFEST_BYTES)
-    obj = _Obj(raw, source)
-    package_id = obj.str("package_id", required=expected_id is None, default=expected_id)
+    obj = Table(raw, source, FormatError, null_is_absent=True)
+    package_id = (
+        obj.required("package_id", str)
+        if expected_id is None
+        else obj.get("package_id", str, expected_id)
+    )
     if expected_id is not None and package_id != expected_id:
         raise FormatError(
             f"{source}: package_id {package_id!r} does not match the index entry {expected_id!r}"
@@ -347,20 +300,20 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
     version = obj.data.get("version")
     if not isinstance(version, (str, int, float)) or isinstance(version, bool):
         raise FormatError(f"{source}: missing or invalid 'version'")
-    skills_raw = obj.list("skills")
+    skills_raw = obj.get("skills", list, [])
     if len(skills_raw) > limits.MAX_SKILLS_PER_PACKAGE:
         raise LimitExceededError(f"{source}: more than {limits.MAX_SKILLS_PER_PACKAGE} skills")
-    skills = tuple(_parse_skill(s, f"{source}: skills[{i}]") for i, s in enumerate(skills_raw))
+    skills = tuple(_parse_skill(obj.child(s, f"skills[{i}]")) for i, s in enumerate(skills_raw))
     ids = [s.id for s in skills]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
         raise FormatError(f"{source}: duplicate skill ids {', '.join(dup)}")
     files = None
     if "files" in obj.data and obj.data["files"] is not None:
-        files_raw = obj.list("files")
+        files_raw = obj.get("files", list, [])
         if len(files_raw) > limits.MAX_PACKAGE_FILES:
             raise LimitExceededError(f"{source}: more than {limits.MAX_PACKAGE_FILES} files")
-        files = tuple(_parse_file(f, f"{source}: files[{i}]") for i, f in enumerate(files_raw))
+        files = tuple(_parse_file(obj.child(f, f"files[{i}]")) for i, f in enumerate(files_raw))
         paths = [f.path for f in files]
         if len(set(paths)) != len(paths):
             raise FormatError(f"{source}: duplicate paths in 'files'")
@@ -369,16 +322,17 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
         package_id=package_id,
         version=str(version),
         modules=tuple(
-            check_relpath(p, f"module path in {source}") for p in obj.str_list("modules")
+            check_relpath(p, f"module path in {source}") for p in obj.list_of("modules", str)
         ),
         embedding_files=tuple(
-            check_relpath(p, f"embedding path in {source}") for p in obj.str_list("embedding_files")
+            check_relpath(p, f"embedding path in {source}")
+            for p in obj.list_of("embedding_files", str)
         ),
         skills=skills,
         files=files,
-        source_kind=obj.str("source_kind", required=False, default="ontology"),
+        source_kind=obj.get("source_kind", str, "ontology"),
         declared_tier=declared if isinstance(declared, str) else None,
-        description=obj.str("description", required=False, default="") or "",
+        description=obj.get("description", str, "") or "",
     )
     # 'a' and 'a/b' (or 'A' and 'a') cannot both be files: an OS error at install otherwise
     collision = find_path_collision([*manifest.listed_paths(), "package.json"])
@@ -413,14 +367,14 @@ def parse_intents(data: bytes, *, source: str) -> IntentsFile:
     raw = jsonio.loads(
         data, source=source, max_bytes=limits.MAX_INTENTS_BYTES, max_items=limits.MAX_INTENTS_ITEMS
     )
-    obj = _Obj(raw, source)
-    model = obj.str("model")
-    dimension = obj.int("dimension")
+    obj = Table(raw, source, FormatError, null_is_absent=True)
+    model = obj.required("model", str)
+    dimension = obj.required("dimension", int)
     if not 1 <= dimension <= limits.MAX_INTENT_DIMENSION:
         raise LimitExceededError(
             f"{source}: dimension {dimension} outside 1..{limits.MAX_INTENT_DIMENSION}"
         )
-    items = obj.list("intents", required=True)
+    items = obj.required("intents", list)
     if len(items) > limits.MAX_INTENT_VECTORS:
         raise LimitExceededError(
             f"{source}: {len(items)} intent vectors, over the {limits.MAX_INTENT_VECTORS} limit"
@@ -432,8 +386,8 @@ def parse_intents(data: bytes, *, source: str) -> IntentsFile:
         )
     out = []
     for i, item in enumerate(items):
-        it = _Obj(item, f"{source}: intents[{i}]")
-        emb = it.list("embedding", required=True)
+        it = obj.child(item, f"intents[{i}]")
+        emb = it.required("embedding", list)
         if len(emb) != dimension:
             raise FormatError(
                 f"{it.where}: embedding has {len(emb)} values, dimension says {dimension}"
@@ -442,9 +396,9 @@ def parse_intents(data: bytes, *, source: str) -> IntentsFile:
             raise FormatError(f"{it.where}: embedding must hold finite numbers")
         out.append(
             IntentVector(
-                intent=it.str("intent"),
+                intent=it.required("intent", str),
                 embedding=tuple(float(x) for x in emb),
-                skills=tuple(it.str_list("skills")),
+                skills=tuple(it.list_of("skills", str)),
             )
         )
     return IntentsFile(model=model, dimension=dimension, intents=tuple(out))

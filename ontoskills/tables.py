@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from enum import Enum
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, overload
 
 from .errors import OntoskillsError
 
@@ -53,14 +53,22 @@ class Table:
         *,
         path: str = "",
         hint: str | None = None,
+        null_is_absent: bool = False,
     ) -> None:
+        """`null_is_absent`: a JSON `null` reads as a missing key (registries write them)."""
         self.source = source
         self.path = path
         self.error = error
         self.hint = hint
+        self.null_is_absent = null_is_absent
         if not isinstance(data, dict):
             self.fail(f"must be {_name(dict)}")
         self.data: dict[str, Any] = data
+
+    @property
+    def where(self) -> str:
+        """`<file>: <key path>` (or the file), for messages the caller words itself."""
+        return f"{self.source}: {self.path}" if self.path else self.source
 
     def fail(self, message: str, key: str | None = None) -> NoReturn:
         """Raise the format's error: `<file>: <key path> <message>` (the key path of `key`
@@ -76,12 +84,26 @@ class Table:
 
     def child(self, data: object, key: str) -> Table:
         """The table `data` found under `key` (a name or `key[i]`) of this one."""
-        return Table(data, self.source, self.error, path=self._key(key), hint=self.hint)
+        return Table(
+            data,
+            self.source,
+            self.error,
+            path=self._key(key),
+            hint=self.hint,
+            null_is_absent=self.null_is_absent,
+        )
+
+    def has(self, key: str) -> bool:
+        return key in self.data and not (self.null_is_absent and self.data[key] is None)
 
     # ------------------------------------------------------------------ scalars
+    @overload
+    def get(self, key: str, kind: type[T]) -> T | None: ...
+    @overload
+    def get(self, key: str, kind: type[T], default: T) -> T: ...
     def get(self, key: str, kind: type[T], default: T | None = None) -> T | None:
         """The value of `key` if it is a `kind`; `default` when absent; refused otherwise."""
-        if key not in self.data:
+        if not self.has(key):
             return default
         value = self.data[key]
         if not _is(value, kind):
@@ -97,7 +119,7 @@ class Table:
     def number(self, key: str, *, integer: bool, low: float, high: float) -> float | None:
         """A finite number in [low, high] (TOML's `inf` and `nan` refused), None if unset;
         an integer key refuses `2.5`. Worded "a number" either way."""
-        if key not in self.data:
+        if not self.has(key):
             return None
         value = self.data[key]
         if not (_is(value, int) if integer else _is(value, float)) or not (
@@ -108,7 +130,7 @@ class Table:
 
     def choice(self, key: str, kind: type[E]) -> E | None:
         """A word of a closed set (a `choices.Choice`), or None when absent."""
-        if key not in self.data:
+        if not self.has(key):
             return None
         raw = self.data[key]
         found = next((m for m in kind if m.value == raw), None)
@@ -138,7 +160,7 @@ class Table:
 
     def table(self, key: str) -> Table | None:
         """The table under `key`, or None when absent."""
-        return None if key not in self.data else self.child(self.data[key], key)
+        return self.child(self.data[key], key) if self.has(key) else None
 
     def tables(self, key: str) -> Iterator[tuple[str, Table]]:
         """(name, table) for each entry of a table of tables (`[packages."a/b"]`)."""
