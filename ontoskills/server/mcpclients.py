@@ -17,7 +17,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..choices import Choice
 
 Scope = Literal["project", "global"]
 Format = Literal["json", "toml", "yaml"]
@@ -268,3 +270,14 @@ def managed_keys(client: Client) -> dict[str, Any]:
         for key, value in shape.items():
             keys[key] = value if key in _SOFT else OURS
     return keys
+
+
+# The `--client` words, derived from the table so the two cannot drift: a client added above
+# is accepted at once, and typer lists every one when a word is wrong (exit 2). Built at run
+# time, so mypy sees a Choice without members (`str(name)` is the table key).
+if TYPE_CHECKING:
+
+    class ClientName(Choice): ...
+
+else:
+    ClientName = Choice("ClientName", {c.upper().replace("-", "_"): c for c in CLIENTS})
