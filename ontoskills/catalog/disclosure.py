@@ -51,6 +51,10 @@ class ContextAnswer:
         """Characters the client receives: text + structuredContent JSON."""
         return len(self.text) + json_chars(self.structured)
 
+    def to_json(self) -> dict[str, Any]:
+        """`show KEY#part/N --json`: the structured side as the tool sends it, and the text."""
+        return {**self.structured, "text": self.text}
+
 
 def _allocate(need: dict[str, int], room: int) -> dict[str, int]:
     """Room per overview block: its share first, then what is left to the blocks that need

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # a live bar only on a terminal: imported when one starts
 from ..errors import EXIT_INTERRUPTED, OntoskillsError, from_os_error
 from ..redact import redact_text
 from ._context import AppContext, in_ci
-from ._result import CommandResult, Doc, Reported
+from ._result import CommandResult, Reported
 
 R = TypeVar("R", bound="Reported | None")
 # `ontoskills list --json | head -0`: the reader went away. Like git (killed by SIGPIPE, which
@@ -241,12 +241,6 @@ def run(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if out.result.exit_code:
         raise typer.Exit(out.result.exit_code)
-
-
-def print_text(out: Output, doc: Doc) -> None:
-    """The text renderer of a `Doc` that carries its text (stdout)."""
-    if doc.text is not None:
-        out.stdout(doc.text)
 
 
 def render_error(out: Output, exc: OntoskillsError) -> None:

@@ -18,21 +18,11 @@ SCHEMA_VERSION = 1
 
 
 class Reported(Protocol):
-    """What a verb reports: the domain object it got back, or a `Doc` it wrote out."""
+    """What a verb reports: a typed result (a frozen dataclass, the domain's where the domain
+    computed it, else the verb module's) with an explicit `to_json()`; its text renderer
+    reads its attributes."""
 
     def to_json(self) -> dict[str, Any]: ...
-
-
-@dataclass(frozen=True)
-class Doc:
-    """A payload written out key by key in the verb (small verbs: cache, registry, pack...),
-    with the text a person sees instead (stdout), if the verb prints one."""
-
-    payload: dict[str, Any]
-    text: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return dict(self.payload)
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -11,7 +13,24 @@ from ..ownership import check_target
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    path: Path
+    bytes: int  # 0 unless --json: a large cache is not walked to print a path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class CacheCleaned:
+    path: Path
+    freed_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "freed_bytes": self.freed_bytes}
 
 
 def _size(path: Path) -> int:
@@ -27,19 +46,19 @@ def register(app: typer.Typer) -> None:
         """Print the cache folder."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> CacheDir:
             root = app_ctx.cache.root
             # sized only for --json: a large cache need not be walked to print a path
-            return Doc({"path": str(root), "bytes": _size(root) if app_ctx.json else 0})
+            return CacheDir(root, _size(root) if app_ctx.json else 0)
 
-        run(app_ctx, body, lambda out, doc: out.stdout(doc.payload["path"]))
+        run(app_ctx, body, lambda out, found: out.stdout(str(found.path)))
 
     @cache_app.command("clean")
     def cache_clean(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False) -> None:
         """Delete every cached download (installed packages are not affected)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> CacheCleaned:
             root = app_ctx.cache.root
             if root.exists() and not root.is_dir():  # never delete a file a typo pointed at
                 raise UsageError(
@@ -55,10 +74,9 @@ def register(app: typer.Typer) -> None:
                 hint="point ONTOSKILLS_CACHE_DIR at a folder of its own; nothing was deleted",
             )
             freed = app_ctx.cache.clean() if root.is_dir() else 0
-            return Doc({"path": str(root), "freed_bytes": freed})
+            return CacheCleaned(root, freed)
 
-        def text(out: Output, doc: Doc) -> None:
-            freed = doc.payload["freed_bytes"]
-            out.success(f"removed {doc.payload['path']} ({freed / 1e6:.1f} MB)")
+        def text(out: Output, cleaned: CacheCleaned) -> None:
+            out.success(f"removed {cleaned.path} ({cleaned.freed_bytes / 1e6:.1f} MB)")
 
         run(app_ctx, body, text)

@@ -6,11 +6,10 @@ from typing import Annotated
 
 import typer
 
-from ..install.queries import list_packages, package_info
+from ..install.queries import PackageInfo, PackageList, list_packages, package_info
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
 
 
 def register(app: typer.Typer) -> None:
@@ -19,27 +18,19 @@ def register(app: typer.Typer) -> None:
         """List installed packages with their version, trust tier and skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> PackageList:
             with out.reporter() as rep:
-                rows = list_packages(app_ctx.session(rep))
-            return Doc({"lockfile": str(app_ctx.lockfile), "packages": rows})
+                return list_packages(app_ctx.session(rep))
 
-        def text(out: Output, doc: Doc) -> None:
-            rows = doc.payload["packages"]
-            if not rows:
+        def text(out: Output, listed: PackageList) -> None:
+            if not listed.packages:
                 out.info("no packages installed")
                 return
             out.table(
                 ("package", "version", "trust", "skills", "files"),
                 (
-                    (
-                        r["package"],
-                        r["version"],
-                        r["trust_tier"],
-                        f"{r['skills']['enabled']}/{r['skills']['installed']}",
-                        str(r["files"]),
-                    )
-                    for r in rows
+                    (r.package, r.version, r.trust_tier, f"{r.enabled}/{r.installed}", str(r.files))
+                    for r in listed.packages
                 ),
             )
 
@@ -55,26 +46,24 @@ def register(app: typer.Typer) -> None:
         """Show an installed package: registry, commit, integrity, skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> PackageInfo:
             with out.reporter() as rep:
-                return Doc(package_info(app_ctx.session(rep), package))
+                return package_info(app_ctx.session(rep), package)
 
-        def text(out: Output, doc: Doc) -> None:
-            info = doc.payload
-            reg = info["registry"]
+        def text(out: Output, info: PackageInfo) -> None:
             lines = [
-                f"{info['package']} {info['version']}  [{info['trust_tier']}]",
-                info["description"] or "",
-                f"registry:  {reg['name']} ({reg['kind']}) {reg['url']}"
-                + (f" @ {reg['commit'][:12]}" if reg["commit"] else ""),
-                f"path:      {info['path']}",
-                f"integrity: {info['integrity']}",
-                f"files:     {info['files']} ({info['bytes']} bytes)",
+                f"{info.package} {info.version}  [{info.trust_tier}]",
+                info.description or "",
+                f"registry:  {info.registry} ({info.registry_kind}) {info.registry_url}"
+                + (f" @ {info.commit[:12]}" if info.commit else ""),
+                f"path:      {info.path}",
+                f"integrity: {info.integrity}",
+                f"files:     {info.files} ({info.bytes} bytes)",
                 "skills:",
             ]
-            for s in info["skills"]:
-                mark = "on " if s["enabled"] else "off"
-                lines.append(f"  [{mark}] {s['id']}: {s['description'][:90]}")
-            out.stdout("\n".join(line for line in lines if line is not None))
+            for s in info.skills:
+                mark = "on " if s.enabled else "off"
+                lines.append(f"  [{mark}] {s.id}: {s.description[:90]}")
+            out.stdout("\n".join(lines))
 
         run(app_ctx, body, text)

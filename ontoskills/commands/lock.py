@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json as jsonlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -11,11 +13,28 @@ from ..choices import Choice
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
 
 
 class SbomFormat(Choice):
     CYCLONEDX = "cyclonedx"  # CycloneDX 1.6 JSON
+
+
+@dataclass(frozen=True)
+class SbomExport:
+    format: SbomFormat
+    output: Path | None  # None: the SBOM is the output (stdout)
+    packages: int
+    sbom: str  # the document's text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "lock export",
+            "format": self.format.value,
+            "output": None if self.output is None else str(self.output),
+            "packages": self.packages,
+            # --json without --output: the SBOM inside our document (one JSON on stdout)
+            "sbom": jsonlib.loads(self.sbom) if self.output is None else None,
+        }
 
 
 lock_app = typer.Typer(help="The lockfile: export it.", no_args_is_help=True)
@@ -37,9 +56,7 @@ def export_cmd(
     """Every locked package, version, registry, commit and file sha256 as an SBOM."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> Doc:
-        import json as jsonlib
-
+    def body(out: Output) -> SbomExport:
         from .. import sbom
         from ..fsutil import atomic_write_text
         from ..lockfile import load
@@ -48,24 +65,13 @@ def export_cmd(
         text = sbom.export(lock, app_ctx.lockfile)
         if output is not None:
             atomic_write_text(output, text)
-        return Doc(
-            {
-                "command": "lock export",
-                "format": format.value,
-                "output": None if output is None else str(output),
-                "packages": len(lock.packages),
-                # --json without --output: the SBOM inside our document (one JSON on stdout)
-                "sbom": jsonlib.loads(text) if output is None else None,
-            },
-            text=text if output is None else None,  # without --json: the SBOM is the output
-        )
+        return SbomExport(format, output, len(lock.packages), text)
 
-    def render(out: Output, doc: Doc) -> None:
-        if doc.text is not None:
-            out.stdout(doc.text)
+    def render(out: Output, done: SbomExport) -> None:
+        if done.output is None:  # without --json: the SBOM is the output
+            out.stdout(done.sbom)
         else:
-            p = doc.payload
-            out.success(f"wrote {p['output']} ({p['format']}, {p['packages']} packages)")
+            out.success(f"wrote {done.output} ({done.format.value}, {done.packages} packages)")
 
     run(app_ctx, body, render)
 

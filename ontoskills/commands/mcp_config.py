@@ -2,120 +2,139 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import UsageError
 from ..server import mcpconfig as clients
+from ..server.mcpclients import ClientName
 from . import _context
-from ._context import JsonOpt, QuietOpt
+from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
+
+ClientOpt = Annotated[
+    ClientName,
+    typer.Option("--client", case_sensitive=False, help="The MCP client to configure."),
+]
+ProjectOpt = Annotated[
+    bool, typer.Option("--project", help="The project's config file (in --dir).")
+]
+GlobalOpt = Annotated[bool, typer.Option("--global", help="The user-wide config file.")]
+PrintOpt = Annotated[bool, typer.Option("--print", help="Print the snippet; change no file.")]
+NameOpt = Annotated[str, typer.Option("--name", help="Server name in the client.")]
+DirOpt = Annotated[
+    Path | None, typer.Option("--dir", help="Project folder (default: current folder).")
+]
+UrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        help="A running `serve --transport http` (e.g. http://127.0.0.1:8765/mcp) "
+        "instead of a command the client starts.",
+    ),
+]
+TokenEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token-env",
+        help="With --url: the variable holding the bearer token (the entry names it; "
+        "the token is never written).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """`--print`: the entry to add by hand; no file changed."""
+
+    target: clients.Target
+    snippet: str
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.target
+        return {"client": t.client, "scope": t.scope, "path": str(t.path), "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The entry written (or found already there) in the client's config."""
+
+    name: str
+    result: clients.ApplyResult
+
+    def to_json(self) -> dict[str, Any]:
+        r, t = self.result, self.result.target
+        return {
+            "client": t.client,
+            "scope": t.scope,
+            "path": str(t.path),
+            "name": self.name,
+            "action": r.action,
+            "backup": str(r.backup) if r.backup else None,
+            "entry": r.entry,
+        }
+
+
+def mcp_config_cmd(
+    ctx: typer.Context,
+    client: ClientOpt,
+    project: ProjectOpt = False,
+    global_: GlobalOpt = False,
+    print_only: PrintOpt = False,
+    name: NameOpt = "ontoskills",
+    directory: DirOpt = None,
+    url: UrlOpt = None,
+    token_env: TokenEnvOpt = None,
+    json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Register the MCP server with a client (merges, backs up, idempotent)."""
+    app_ctx = _context.get(ctx, json=json, quiet=quiet)
+
+    def body(out: Output) -> Snippet | Applied:
+        if project and global_:
+            raise UsageError("--project and --global are exclusive", hint="pass one of them")
+        scope: clients.Scope | None = "project" if project else "global" if global_ else None
+        target = clients.resolve_target(
+            str(client),
+            scope,
+            project_dir=(directory or Path.cwd()).absolute(),
+            user_home=Path.home(),
+        )
+        spec = _spec(app_ctx, name, url, token_env)
+        if print_only:
+            return Snippet(target, clients.snippet(target, spec))
+        return Applied(spec.name, clients.apply(target, spec))
+
+    run(app_ctx, body, render)
+
+
+def _spec(app_ctx: AppContext, name: str, url: str | None, token_env: str | None) -> clients.Spec:
+    """The entry: a command the client starts, or (`--url`) a running HTTP server."""
+    if token_env is not None and url is None:
+        raise UsageError("--token-env goes with --url", hint="add --url URL")
+    if url is not None:
+        return clients.remote_spec(name, url, token_env)
+    return clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
+
+
+def render(out: Output, done: Snippet | Applied) -> None:
+    if isinstance(done, Snippet):
+        out.info(f"# add to {done.target.path}")
+        out.stdout(done.snippet)
+        return
+    r = done.result
+    if r.action == "unchanged":
+        out.success(f"{r.target.path} already has {done.name!r}; nothing changed")
+    else:
+        out.success(f"{r.action} {done.name!r} in {r.target.path}")
+        if r.backup:
+            out.info(f"previous file saved as {r.backup}")
+    out.info(f"restart {r.target.client} to pick up the server")
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("mcp-config")
-    def mcp_config_cmd(
-        ctx: typer.Context,
-        client: Annotated[
-            str,
-            typer.Option(
-                "--client",
-                help="claude | claude-desktop | cursor | vscode | windsurf | codex | zed | "
-                "gemini | opencode | goose | cline",
-            ),
-        ],
-        project: Annotated[
-            bool, typer.Option("--project", help="The project's config file (in --dir).")
-        ] = False,
-        global_: Annotated[
-            bool, typer.Option("--global", help="The user-wide config file.")
-        ] = False,
-        print_only: Annotated[
-            bool, typer.Option("--print", help="Print the snippet; change no file.")
-        ] = False,
-        name: Annotated[str, typer.Option("--name", help="Server name in the client.")] = (
-            "ontoskills"
-        ),
-        directory: Annotated[
-            Path | None, typer.Option("--dir", help="Project folder (default: current folder).")
-        ] = None,
-        url: Annotated[
-            str | None,
-            typer.Option(
-                "--url",
-                help="A running `serve --transport http` (e.g. http://127.0.0.1:8765/mcp) "
-                "instead of a command the client starts.",
-            ),
-        ] = None,
-        token_env: Annotated[
-            str | None,
-            typer.Option(
-                "--token-env",
-                help="With --url: the variable holding the bearer token (the entry names it; "
-                "the token is never written).",
-            ),
-        ] = None,
-        json: JsonOpt = False,
-        quiet: QuietOpt = False,
-    ) -> None:
-        """Register the MCP server with a client (merges, backs up, idempotent)."""
-        app_ctx = _context.get(ctx, json=json, quiet=quiet)
-
-        def body(out: Output) -> Doc:
-            if project and global_:
-                raise UsageError("--project and --global are exclusive", hint="pass one of them")
-            scope: clients.Scope | None = "project" if project else "global" if global_ else None
-            target = clients.resolve_target(
-                client.lower(),
-                scope,
-                project_dir=(directory or Path.cwd()).absolute(),
-                user_home=Path.home(),
-            )
-            if token_env is not None and url is None:
-                raise UsageError("--token-env goes with --url", hint="add --url URL")
-            spec: clients.Spec = (
-                clients.remote_spec(name, url, token_env)
-                if url is not None
-                else clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
-            )
-            if print_only:
-                return Doc(
-                    {
-                        "client": target.client,
-                        "scope": target.scope,
-                        "path": str(target.path),
-                        "snippet": clients.snippet(target, spec),
-                    }
-                )
-            result = clients.apply(target, spec)
-            return Doc(
-                {
-                    "client": target.client,
-                    "scope": target.scope,
-                    "path": str(target.path),
-                    "name": spec.name,
-                    "action": result.action,
-                    "backup": str(result.backup) if result.backup else None,
-                    "entry": result.entry,
-                }
-            )
-
-        run(app_ctx, body, render)
-
-
-def render(out: Output, doc: Doc) -> None:
-    d = doc.payload
-    if "snippet" in d:  # --print
-        out.info(f"# add to {d['path']}")
-        out.stdout(d["snippet"])
-        return
-    if d["action"] == "unchanged":
-        out.success(f"{d['path']} already has {d['name']!r}; nothing changed")
-    else:
-        out.success(f"{d['action']} {d['name']!r} in {d['path']}")
-        if d["backup"]:
-            out.info(f"previous file saved as {d['backup']}")
-    out.info(f"restart {d['client']} to pick up the server")
+    app.command("mcp-config")(mcp_config_cmd)

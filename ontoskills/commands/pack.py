@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,7 +11,9 @@ from ..errors import UsageError
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
+
+if TYPE_CHECKING:
+    from ..publish.pack import PackResult
 
 
 def register(app: typer.Typer) -> None:
@@ -42,7 +44,7 @@ def register(app: typer.Typer) -> None:
         """Write package.json (manifest + `files` hashes) for a folder of skills."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out_: Output) -> Doc:
+        def body(out_: Output) -> PackResult:
             # imported here: markdown-it/pyoxigraph are not needed by every other verb
             from ..publish.pack import pack
             from ..publish.skillmd import convert
@@ -62,26 +64,14 @@ def register(app: typer.Typer) -> None:
                 result = pack(
                     directory, package_id=package_id, version=version, description=description
                 )
-            m = result.manifest
-            return Doc(
-                {
-                    "command": "pack",
-                    "path": str(result.root / "package.json"),
-                    "written": result.written,
-                    "package_id": m["package_id"],
-                    "version": m["version"],
-                    "skills": [s["id"] for s in m["skills"]],
-                    "modules": len(m["modules"]),
-                    "files": m["files"],
-                }
-            )
+            return result
 
-        def text(out_: Output, doc: Doc) -> None:
-            d = doc.payload
-            state = "wrote" if d["written"] else "unchanged"
+        def text(out_: Output, result: PackResult) -> None:
+            state = "wrote" if result.written else "unchanged"
             out_.success(
-                f"{state} {d['path']}: {d['package_id']} {d['version']}, "
-                f"{len(d['skills'])} skills, {d['modules']} modules, {len(d['files'])} files"
+                f"{state} {result.path}: {result.package_id} {result.version}, "
+                f"{len(result.skill_ids)} skills, {len(result.modules)} modules, "
+                f"{len(result.files)} files"
             )
 
         run(app_ctx, body, text)

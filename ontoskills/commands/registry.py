@@ -2,24 +2,54 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..errors import NotFoundError, UsageError
 from ..manifest import Tier
+from ..redact import redact_url
 from ..registries import RegistryConfig, RegistryKind, detect_kind
 from ..safety import is_valid_name
 from ..sources import check_location
 from . import _context, registry_maint, registry_signing
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
-from ._result import Doc
 
 registry_app = typer.Typer(
     help="Manage registries (where packages come from).", no_args_is_help=True
 )
+
+
+@dataclass(frozen=True)
+class RegistryAdded:
+    registry: RegistryConfig
+    root_fingerprints: tuple[str, ...]  # with --root / --trust-on-first-use: what is trusted
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "registry": self.registry.to_json(),
+            "root_fingerprints": list(self.root_fingerprints),
+        }
+
+
+@dataclass(frozen=True)
+class RegistryList:
+    registries: tuple[RegistryConfig, ...]  # in resolution order
+    default: bool  # none configured: the built-in public registry
+
+    def to_json(self) -> dict[str, Any]:
+        return {"registries": [{**r.to_json(), "default": self.default} for r in self.registries]}
+
+
+@dataclass(frozen=True)
+class RegistryRemoved:
+    removed: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"removed": self.removed}
 
 
 @registry_app.command("add")
@@ -50,7 +80,7 @@ def add_cmd(
     """Add (or replace) a registry; resolution tries registries in the order added."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> Doc:
+    def body(out: Output) -> RegistryAdded:
         if not is_valid_name(name):
             raise UsageError(
                 f"invalid registry name {name!r}", hint="lowercase letters, digits, . _ -"
@@ -69,18 +99,26 @@ def add_cmd(
         if root is not None or trust_on_first_use:
             if root is not None and trust_on_first_use:
                 raise UsageError("--root and --trust-on-first-use exclude each other")
-            stored, prints = _pin_root(app_ctx, reg, root, out)
-            reg = RegistryConfig(reg.name, reg.url, reg.kind, reg.trust, stored)
+            from ..signing.trust import pin_root  # tuf: only for a signed registry
+
+            options = app_ctx.source_options(also_token_for=(reg.url,))
+            pinned = pin_root(reg, root, options, app_ctx.home.config_file.parent)
+            prints = pinned.fingerprints
+            if pinned.first_use and not app_ctx.json:  # what was trusted, for the user to compare
+                out.info(f"trusting {reg.name}'s root v{pinned.version} on first use; its keys:")
+                for line in prints:
+                    out.info(f"  {line}")
+            reg = RegistryConfig(reg.name, reg.url, reg.kind, reg.trust, pinned.stored)
         existing = [r for r in cfg.registries if r.name != name]
         cfg.registries = [*existing, reg]
         cfg.save()
-        return Doc({"registry": reg.to_json(), "root_fingerprints": prints})
+        return RegistryAdded(reg, tuple(prints))
 
-    def text(out: Output, doc: Doc) -> None:
-        reg = doc.payload["registry"]
-        cap = f", trust ≤ {reg['trust']}" if reg["trust"] else ""
-        signed = ", signed" if reg["root"] else ""
-        out.success(f"registry {reg['name']} -> {reg['url']} ({reg['kind']}{cap}{signed})")
+    def text(out: Output, added: RegistryAdded) -> None:
+        reg = added.registry
+        cap = f", trust ≤ {reg.trust}" if reg.trust else ""
+        signed = ", signed" if reg.root else ""
+        out.success(f"registry {reg.name} -> {redact_url(reg.url)} ({reg.kind}{cap}{signed})")
 
     run(app_ctx, body, text)
 
@@ -90,18 +128,16 @@ def list_cmd(ctx: typer.Context, json: JsonOpt = False, quiet: QuietOpt = False)
     """Show registries in resolution order (the public OntoStore when none is configured)."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> Doc:
+    def body(out: Output) -> RegistryList:
         cfg = app_ctx.config
-        default = not cfg.registries
-        regs = [{**r.to_json(), "default": default} for r in cfg.effective_registries()]
-        return Doc({"registries": regs})
+        return RegistryList(tuple(cfg.effective_registries()), default=not cfg.registries)
 
-    def text(out: Output, doc: Doc) -> None:
-        for r in doc.payload["registries"]:
-            trust = f"  trust ≤ {r['trust']}" if r["trust"] else ""
-            signed = f"  signed (root {r['root']})" if r["root"] else ""
-            default = "  (default)" if r["default"] else ""
-            out.stdout(f"{r['name']}\t{r['kind']}\t{r['url']}{trust}{signed}{default}")
+    def text(out: Output, listed: RegistryList) -> None:
+        for r in listed.registries:
+            trust = f"  trust ≤ {r.trust}" if r.trust else ""
+            signed = f"  signed (root {r.root})" if r.root else ""
+            default = "  (default)" if listed.default else ""
+            out.stdout(f"{r.name}\t{r.kind}\t{redact_url(r.url)}{trust}{signed}{default}")
 
     run(app_ctx, body, text)
 
@@ -116,51 +152,15 @@ def remove_cmd(
     """Remove a registry from the config (installed packages stay installed)."""
     app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-    def body(out: Output) -> Doc:
+    def body(out: Output) -> RegistryRemoved:
         cfg = app_ctx.config
         if cfg.registry(name) is None:
             raise NotFoundError(f"no registry named {name}", hint="see `ontoskills registry list`")
         cfg.registries = [r for r in cfg.registries if r.name != name]
         cfg.save()
-        return Doc({"removed": name})
+        return RegistryRemoved(name)
 
-    run(app_ctx, body, lambda out, doc: out.success(f"removed registry {doc.payload['removed']}"))
-
-
-def _pin_root(
-    app_ctx: _context.AppContext, reg: RegistryConfig, root: Path | None, out: Output
-) -> tuple[str, list[str]]:
-    """Validate a root (a file, or the registry's current one), keep a copy in the home
-    (`trust/NAME.root.json`, named relative to config.toml) and return its fingerprints."""
-    from ..fsutil import atomic_write_bytes
-    from ..signing import MAX_ROOT_BYTES, ROOT_PATH
-    from ..signing.trust import fingerprints, parse_root, read_root_file
-    from ..sources import open_source
-
-    if root is not None:
-        data = read_root_file(root)
-        where = str(root)
-    else:
-        source = open_source(reg, app_ctx.source_options(also_token_for=(reg.url,)))
-        try:
-            data = source.read(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
-        except NotFoundError:
-            raise UsageError(
-                f"{reg.url} serves no {ROOT_PATH}: it is not a signed registry",
-                hint="add it without --trust-on-first-use",
-            ) from None
-        finally:
-            source.close()
-        where = f"{reg.name}: {ROOT_PATH}"
-    md = parse_root(data, where)
-    prints = fingerprints(md)
-    if root is None and not app_ctx.json:  # what was trusted, for the user to compare
-        out.info(f"trusting {reg.name}'s root v{md.signed.version} on first use; its keys:")
-        for line in prints:
-            out.info(f"  {line}")
-    rel = f"trust/{reg.name}.root.json"
-    atomic_write_bytes(app_ctx.home.config_file.parent / rel, data)
-    return rel, prints
+    run(app_ctx, body, lambda out, gone: out.success(f"removed registry {gone.removed}"))
 
 
 def register(app: typer.Typer) -> None:

@@ -13,12 +13,12 @@ from ..search import MAX_TOP_K
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._options import SearchModeOpt, VerifyOpt
-from ._output import Output, print_text, run
-from ._result import Doc
+from ._output import Output, run
 from ._service import open_service, report_problems
 
 if TYPE_CHECKING:
-    pass
+    from ..search.answer import SearchResponse
+
 
 def register(app: typer.Typer) -> None:
     @app.command("search")
@@ -41,12 +41,9 @@ def register(app: typer.Typer) -> None:
         """Find the installed skills that match a need (BM25, semantic or hybrid)."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> SearchResponse:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
-            response = service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
-            doc = response.to_json()
-            doc.pop("schema_version")  # the result's envelope has it
-            return Doc(doc, text=response.render())
+            return service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
 
-        run(app_ctx, body, print_text)
+        run(app_ctx, body, lambda out, response: out.stdout(response.render()))

@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -14,9 +15,45 @@ from ..catalog.verify import VerifyMode
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._options import VerifyOpt
-from ._output import Output, print_text, run
-from ._result import Doc
+from ._output import Output, run
 from ._service import open_service, report_problems
+
+if TYPE_CHECKING:
+    from ..catalog.context import SkillContext
+    from ..catalog.disclosure import ContextAnswer
+    from ..catalog.parts import Part
+
+
+@dataclass(frozen=True)
+class ShownPart:
+    """`show KEY#part`: one part of a skill, whole."""
+
+    skill: str
+    part: Part
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.part
+        return {
+            "skill": self.skill,
+            "part": p.id,
+            "kind": p.kind,
+            "title": p.title,
+            "chars": p.chars,
+            "parent": p.parent,
+            "children": list(p.children),
+            "text": p.text,
+        }
+
+
+def render(out: Output, shown: SkillContext | ContextAnswer | ShownPart) -> None:
+    from ..catalog.context import SkillContext  # loaded already: the body opened the service
+
+    if isinstance(shown, SkillContext):
+        out.stdout(shown.render())
+    elif isinstance(shown, ShownPart):
+        out.stdout(shown.part.text)
+    else:  # a page: exactly the text the tool sends
+        out.stdout(shown.text)
 
 
 def register(app: typer.Typer) -> None:
@@ -37,29 +74,16 @@ def register(app: typer.Typer) -> None:
         """Show a skill's full context: intents, knowledge, workflows, sections, files."""
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
-        def body(out: Output) -> Doc:
+        def body(out: Output) -> SkillContext | ContextAnswer | ShownPart:
             service = open_service(app_ctx, verify)
             report_problems(out, service)
             target = service.resolve_context(skill)
             spec = target[1] if target is not None else None
             if target is None or not spec:
-                context = service.context(skill)  # NotFoundError (exit 7) when unknown
-                return Doc(context.to_json(), text=context.render())
+                return service.context(skill)  # NotFoundError (exit 7) when unknown
             key = target[0]
             if "/" in spec or "@" in spec or ":" in spec:  # a page: what the tool sends
-                answer = service.skill_answer(key, spec, budget=app_ctx.config.serve.context_budget)
-                return Doc({**answer.structured, "text": answer.text}, text=answer.text)
-            part = service.part(key, spec)
-            payload = {
-                "skill": key,
-                "part": part.id,
-                "kind": part.kind,
-                "title": part.title,
-                "chars": part.chars,
-                "parent": part.parent,
-                "children": list(part.children),
-                "text": part.text,
-            }
-            return Doc(payload, text=part.text)
+                return service.skill_answer(key, spec, budget=app_ctx.config.serve.context_budget)
+            return ShownPart(key, service.part(key, spec))
 
-        run(app_ctx, body, print_text)
+        run(app_ctx, body, render)

@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..config import Config
 from ..errors import NotFoundError, UsageError
@@ -30,10 +31,34 @@ from .vectors import INTENTS_FILE, ModuleInfo, read_modules
 
 @dataclass
 class ExportResult:
+    """A registry export (`--ontology-root DIR --output-dir DIR`)."""
+
+    output_dir: Path
     model: LockedModel | None = None
     modules: int = 0  # modules that declare intents
     intents: int = 0
     files: list[str] = field(default_factory=list)  # intents.json written (relative)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "export-embeddings",
+            "output_dir": str(self.output_dir),
+            "model": self.model.model if self.model else None,
+            "dimension": self.model.dimension if self.model else None,
+            "modules": self.modules,
+            "intents": self.intents,
+            "files": list(self.files),
+        }
+
+
+@dataclass(frozen=True)
+class Derived:
+    """`export-embeddings author/pkg...`: intent vectors derived per installed package."""
+
+    counts: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": "export-embeddings", "derived": dict(self.counts)}
 
 
 def intents_document(model: str, dimension: int, rows: list[tuple[str, str, list[float]]]) -> bytes:
@@ -61,7 +86,7 @@ def export_tree(
         raise UsageError(f"--ontology-root {root} is not a folder")
     out = output_dir.expanduser().absolute()
     out.mkdir(parents=True, exist_ok=True)
-    result = ExportResult()
+    result = ExportResult(out)
     src, record = acquire(
         config, tmp=out, offline=offline, model_path=model_path, reporter=reporter
     )

@@ -3,7 +3,7 @@ the stdlib `inspect` module)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +21,117 @@ from .session import Session
 from .state import Drift, installed_package_dirs, package_drift
 
 
-def list_packages(session: Session) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PackageRow:
+    """One installed package as `list` shows it."""
+
+    package: str
+    version: str
+    trust_tier: str
+    registry: str
+    enabled: int  # skills served
+    installed: int  # skills installed (enabled or not)
+    files: int
+    with_embeddings: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.package,
+            "version": self.version,
+            "trust_tier": self.trust_tier,
+            "registry": self.registry,
+            "skills": {"enabled": self.enabled, "installed": self.installed},
+            "files": self.files,
+            "with_embeddings": self.with_embeddings,
+        }
+
+
+@dataclass(frozen=True)
+class PackageList:
+    """`list`: every package the lockfile records."""
+
+    lockfile: Path
+    packages: tuple[PackageRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lockfile": str(self.lockfile), "packages": [p.to_json() for p in self.packages]}
+
+
+def list_packages(session: Session) -> PackageList:
     lock = load(session.lockfile_path)
-    rows = []
-    for pid, pkg in sorted(lock.packages.items()):
-        rows.append(
-            {
-                "package": pid,
-                "version": pkg.version,
-                "trust_tier": pkg.trust_tier,
-                "registry": pkg.registry,
-                "skills": {"enabled": sum(pkg.skills.values()), "installed": len(pkg.skills)},
-                "files": len(pkg.files),
-                "with_embeddings": pkg.with_embeddings,
-            }
+    rows = tuple(
+        PackageRow(
+            package=pid,
+            version=pkg.version,
+            trust_tier=pkg.trust_tier,
+            registry=pkg.registry,
+            enabled=sum(pkg.skills.values()),
+            installed=len(pkg.skills),
+            files=len(pkg.files),
+            with_embeddings=pkg.with_embeddings,
         )
-    return rows
+        for pid, pkg in sorted(lock.packages.items())
+    )
+    return PackageList(session.lockfile_path, rows)
 
 
-def package_info(session: Session, spec: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SkillInfo:
+    id: str
+    enabled: bool
+    description: str
+    depends_on: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "enabled": self.enabled,
+            "description": self.description,
+            "depends_on": list(self.depends_on),
+        }
+
+
+@dataclass(frozen=True)
+class PackageInfo:
+    """`info PKG`: one installed package, where it came from and its skills."""
+
+    package: str
+    version: str
+    description: str
+    trust_tier: str
+    registry: str
+    registry_kind: str | None  # None: the lock names a registry it does not record
+    registry_url: str | None  # redacted
+    commit: str | None
+    path: Path
+    integrity: str
+    with_embeddings: bool
+    files: int
+    bytes: int
+    skills: tuple[SkillInfo, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.package,
+            "version": self.version,
+            "description": self.description,
+            "trust_tier": self.trust_tier,
+            "registry": {
+                "name": self.registry,
+                "kind": self.registry_kind,
+                "url": self.registry_url,
+                "commit": self.commit,
+            },
+            "path": str(self.path),
+            "integrity": self.integrity,
+            "with_embeddings": self.with_embeddings,
+            "files": self.files,
+            "bytes": self.bytes,
+            "skills": [s.to_json() for s in self.skills],
+        }
+
+
+def package_info(session: Session, spec: str) -> PackageInfo:
     pid, _ = parse_spec(spec)
     lock = load(session.lockfile_path)
     pkg = lock.packages.get(pid)
@@ -47,7 +139,7 @@ def package_info(session: Session, spec: str) -> dict[str, Any]:
         raise NotFoundError(f"{pid} is not installed", hint=f"`ontoskills install {pid}`")
     reg = lock.registries.get(pkg.registry)
     manifest_path = session.home.package_dir(pid) / "package.json"
-    skills: list[dict[str, Any]] = []
+    skills: list[SkillInfo] = []
     description = ""
     if manifest_path.is_file():
         manifest = parse_manifest(manifest_path.read_bytes(), source=str(manifest_path))
@@ -55,34 +147,63 @@ def package_info(session: Session, spec: str) -> dict[str, Any]:
         for s in manifest.skills:
             if s.id in pkg.skills:
                 skills.append(
-                    {
-                        "id": s.id,
-                        "enabled": pkg.skills[s.id],
-                        "description": s.description,
-                        "depends_on": list(s.depends_on),
-                    }
+                    SkillInfo(s.id, pkg.skills[s.id], s.description, tuple(s.depends_on))
                 )
-    return {
-        "package": pid,
-        "version": pkg.version,
-        "description": description,
-        "trust_tier": pkg.trust_tier,
-        "registry": {
-            "name": pkg.registry,
-            "kind": reg.kind if reg else None,
-            "url": redact_url(reg.url) if reg else None,
-            "commit": pkg.commit,
-        },
-        "path": str(session.home.package_dir(pid)),
-        "integrity": pkg.integrity,
-        "with_embeddings": pkg.with_embeddings,
-        "files": len(pkg.files),
-        "bytes": sum(f.size for f in pkg.files),
-        "skills": skills,
-    }
+    return PackageInfo(
+        package=pid,
+        version=pkg.version,
+        description=description,
+        trust_tier=pkg.trust_tier,
+        registry=pkg.registry,
+        registry_kind=reg.kind if reg else None,
+        registry_url=redact_url(reg.url) if reg else None,
+        commit=pkg.commit,
+        path=session.home.package_dir(pid),
+        integrity=pkg.integrity,
+        with_embeddings=pkg.with_embeddings,
+        files=len(pkg.files),
+        bytes=sum(f.size for f in pkg.files),
+        skills=tuple(skills),
+    )
 
 
-def outdated(session: Session) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class OutdatedRow:
+    """One locked package against its registry now. A package gone from its registry has
+    only `status` ("removed-from-registry"): no latest version, tier or changes."""
+
+    package: str
+    version: str
+    trust_tier: str
+    status: str  # current | outdated | removed-from-registry
+    latest_version: str | None = None
+    latest_trust_tier: str | None = None
+    changes: tuple[str, ...] | None = None  # version, manifest, trust, files
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "package": self.package,
+            "version": self.version,
+            "trust_tier": self.trust_tier,
+        }
+        if self.changes is not None:
+            row["latest_version"] = self.latest_version
+            row["latest_trust_tier"] = self.latest_trust_tier
+        row["status"] = self.status
+        if self.changes is not None:
+            row["changes"] = list(self.changes)
+        return row
+
+
+@dataclass(frozen=True)
+class Outdated:
+    packages: tuple[OutdatedRow, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"packages": [r.to_json() for r in self.packages]}
+
+
+def outdated(session: Session) -> Outdated:
     """Compare every locked package with its registry now, without downloading packages."""
     lock = load(session.lockfile_path, required=True)
     rows = []
@@ -91,12 +212,12 @@ def outdated(session: Session) -> list[dict[str, Any]]:
         if locked_reg is None:
             continue
         reg = session.registry_for_lock(locked_reg)
-        row: dict[str, Any] = {"package": pid, "version": pkg.version, "trust_tier": pkg.trust_tier}
+        row = OutdatedRow(pid, pkg.version, pkg.trust_tier, "removed-from-registry")
         # A registry that is not there (no index.json, not a registry) is an error naming
         # it; only a package its index no longer lists is "removed".
         entry = session.snapshot(reg).index.get(pid)
         if entry is None:
-            rows.append({**row, "status": "removed-from-registry"})
+            rows.append(row)
             continue
         src = session.index_source(reg)
         raw = src.read(entry.manifest_path, max_bytes=limits.MAX_MANIFEST_BYTES)
@@ -117,15 +238,15 @@ def outdated(session: Session) -> list[dict[str, Any]]:
             if any(sizes.get(p) != s for p, s in locked_sizes.items()):
                 changes.append("files")
         rows.append(
-            {
-                **row,
-                "latest_version": manifest.version,
-                "latest_trust_tier": latest_tier,
-                "status": "outdated" if changes else "current",
-                "changes": changes,
-            }
+            replace(
+                row,
+                status="outdated" if changes else "current",
+                latest_version=manifest.version,
+                latest_trust_tier=latest_tier,
+                changes=tuple(changes),
+            )
         )
-    return rows
+    return Outdated(tuple(rows))
 
 
 @dataclass

@@ -36,6 +36,36 @@ class PackResult:
     warnings: list[str] = field(default_factory=list)
     written: bool = False
 
+    # what `pack` reports, read from the manifest it wrote
+    @property
+    def path(self) -> Path:
+        return self.root / "package.json"
+
+    @property
+    def package_id(self) -> str:
+        return str(self.manifest["package_id"])
+
+    @property
+    def version(self) -> str:
+        return str(self.manifest["version"])
+
+    @property
+    def skill_ids(self) -> list[str]:
+        return [s["id"] for s in self.manifest["skills"]]
+
+    def to_json(self) -> dict[str, Any]:
+        """`pack --json`."""
+        return {
+            "command": "pack",
+            "path": str(self.path),
+            "written": self.written,
+            "package_id": self.manifest["package_id"],
+            "version": self.manifest["version"],
+            "skills": self.skill_ids,
+            "modules": len(self.manifest["modules"]),
+            "files": self.manifest["files"],
+        }
+
 
 def manifest_bytes(manifest: dict[str, Any]) -> bytes:
     """Stable formatting: the key order built here, 2-space indent, trailing newline."""

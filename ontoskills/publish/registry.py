@@ -108,6 +108,26 @@ class SignedInit:
     written: KeysWritten | None = None  # filled in: key files and ids (never key material)
 
 
+@dataclass(frozen=True)
+class InitReport:
+    """What `registry init` did (its `--json` document)."""
+
+    path: Path
+    existing: bool  # an existing registry was signed in place (`--signed`)
+    commit: str | None  # the initial commit (None without git)
+    keys: KeysWritten | None = None  # `--signed`: where the new private keys are, their ids
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "registry init",
+            "path": str(self.path),
+            "existing": self.existing,
+            "commit": self.commit,
+            "keys_dir": None if self.keys is None else str(self.keys.keys_dir),
+            "keyids": {} if self.keys is None else self.keys.keyids,
+        }
+
+
 def init_registry(
     path: Path,
     *,

@@ -76,8 +76,8 @@ class SearchResponse:
     disabled_lookup: str | None = None  # the query names this disabled skill
 
     def to_json(self) -> dict[str, Any]:
+        # `search --json` (the CLI's envelope adds schema_version and warnings)
         return {
-            "schema_version": 1,
             "query": self.query,
             "mode": self.mode,
             "confidence": self.confidence,

@@ -23,8 +23,9 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..choices import Choice
 from ..errors import UsageError
 
 Scope = Literal["project", "global"]
@@ -338,3 +339,14 @@ def refuse_expansion(client: Client, values: Iterable[tuple[str, str]]) -> None:
             f"{client.syntax} in its config file, so it would read another path there",
             hint=hint,
         )
+
+
+# The `--client` words, derived from the table so the two cannot drift: a client added above
+# is accepted at once, and typer lists every one when a word is wrong (exit 2). Built at run
+# time, so mypy sees a Choice without members (`str(name)` is the table key).
+if TYPE_CHECKING:
+
+    class ClientName(Choice): ...
+
+else:
+    ClientName = Choice("ClientName", {c.upper().replace("-", "_"): c for c in CLIENTS})

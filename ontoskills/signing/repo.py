@@ -331,3 +331,39 @@ def new_root_files(md: Metadata[Root]) -> dict[str, bytes]:
 def delegations_for(keys: list[Any], threshold: int, bits: int) -> Delegations:
     roles = SuccinctRoles([k.keyid for k in keys], threshold, bits, BINS_PREFIX)
     return Delegations({k.keyid: k for k in keys}, roles=None, succinct_roles=roles)
+
+
+@dataclass(frozen=True)
+class RoleKeys:
+    role: str
+    keyids: tuple[str, ...]  # sha256 fingerprints
+    threshold: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "keyids": list(self.keyids), "threshold": self.threshold}
+
+
+@dataclass(frozen=True)
+class KeyTable:
+    """`registry keys list`: who signs each role, under which root version."""
+
+    root_version: int
+    roles: tuple[RoleKeys, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": "registry keys list",
+            "root_version": self.root_version,
+            "roles": [r.to_json() for r in self.roles],
+        }
+
+
+def key_table(repo: Repo) -> KeyTable:
+    """The top-level roles' key ids and thresholds (from the root), then the bins'."""
+    root = repo.root.signed
+    rows = [
+        RoleKeys(r, tuple(root.roles[r].keyids), root.roles[r].threshold)
+        for r in ("root", "targets", "snapshot", "timestamp")
+    ]
+    rows.append(RoleKeys("bins", tuple(repo.succinct.keyids), repo.succinct.threshold))
+    return KeyTable(root.version, tuple(rows))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from dataclasses import dataclass
 from pathlib import Path
 
 from securesystemslib.formats import encode_canonical
@@ -29,7 +30,8 @@ from .. import limits
 from ..errors import NotFoundError, RootChainError, SignatureError, UsageError
 from ..fsutil import atomic_write_bytes
 from ..progress import Reporter
-from ..sources import BaseSource
+from ..registries import RegistryConfig
+from ..sources import BaseSource, SourceOptions, open_source
 from . import MAX_ROOT_BYTES, ROOT_PATH, versioned_root
 from .client import SignedRegistry, VerifiedSource
 from .gate import Expectation, Opened
@@ -84,6 +86,44 @@ def read_root_file(path: Path) -> bytes:
         )
     except OSError as exc:
         raise UsageError(f"cannot read the trusted root {path}: {exc.strerror}") from None
+
+
+@dataclass(frozen=True)
+class PinnedRoot:
+    """A root `registry add` pinned: `stored` is its copy's path relative to config.toml's
+    folder (what the config records), `first_use` when it is the registry's current root."""
+
+    stored: str
+    version: int
+    fingerprints: list[str]
+    first_use: bool
+
+
+def pin_root(
+    reg: RegistryConfig, root_file: Path | None, options: SourceOptions, config_dir: Path
+) -> PinnedRoot:
+    """`registry add --root FILE` (or `--trust-on-first-use`: the registry's current root):
+    validate it and keep a copy beside config.toml (`trust/NAME.root.json`). The caller
+    shows the fingerprints, for the user to compare with what the maintainers publish."""
+    if root_file is not None:
+        data = read_root_file(root_file)
+        where = str(root_file)
+    else:
+        source = open_source(reg, options)
+        try:
+            data = source.read(ROOT_PATH, max_bytes=MAX_ROOT_BYTES)
+        except NotFoundError:
+            raise UsageError(
+                f"{reg.url} serves no {ROOT_PATH}: it is not a signed registry",
+                hint="add it without --trust-on-first-use",
+            ) from None
+        finally:
+            source.close()
+        where = f"{reg.name}: {ROOT_PATH}"
+    md = parse_root(data, where)
+    stored = f"trust/{reg.name}.root.json"
+    atomic_write_bytes(config_dir / stored, data)
+    return PinnedRoot(stored, md.signed.version, fingerprints(md), root_file is None)
 
 
 def _id(text: str | bytes) -> str:

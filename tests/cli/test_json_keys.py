@@ -432,12 +432,19 @@ def test_no_payload_is_copied_from_fields() -> None:
     root = Path(ontoskills.__file__).parent
     reported = [
         "commands",
+        "catalog/context.py",
+        "catalog/disclosure.py",
+        "embeddings/export.py",
         "install/mutation.py",
         "install/queries.py",
         "install/state.py",
+        "publish/pack.py",
         "publish/publish.py",
+        "publish/registry.py",
         "publish/verify.py",
         "registries.py",
+        "search/answer.py",
+        "signing/repo.py",
     ]
     offenders = []
     for rel in reported:
@@ -457,3 +464,24 @@ def test_shape_check_can_fail() -> None:
     assert mismatches(shape({"a": 1, "b": [], "m": {"x": {"d": 1, "e": 2}}}), want)  # extra
     assert mismatches(shape({"b": [], "m": {}}), want)  # missing
     assert mismatches(shape({"a": {"z": 1}, "b": [], "m": {}}), want)  # object for a scalar
+
+
+def test_outdated_row_of_a_package_gone_from_its_registry(
+    cli_inproc: CliRunner, tmp_path: Path
+) -> None:
+    """A package its registry no longer lists: only its locked fields and the status, no
+    latest version, tier or changes (and the text table shows `-` and the status)."""
+    reg = build_registry(tmp_path / "reg", sample_packages())
+    json_of(cli_inproc, "registry", "add", "reg", str(reg))
+    json_of(cli_inproc, "install", "acme/design")
+    index = reg / "index.json"
+    listed = json.loads(index.read_text(encoding="utf-8"))
+    listed["packages"] = [p for p in listed["packages"] if p["package_id"] != "acme/design"]
+    index.write_text(json.dumps(listed), encoding="utf-8")
+    doc = json_of(cli_inproc, "outdated")
+    gone = {"package": None, "version": None, "trust_tier": None, "status": None}
+    assert_shape(doc, {"packages": [gone], **WARNINGS})
+    assert doc["packages"][0]["status"] == "removed-from-registry", doc
+    text = cli_inproc("outdated")
+    assert text.returncode == 0, text.stderr
+    assert "removed-from-registry" in text.stdout and " - " in text.stdout, text.stdout

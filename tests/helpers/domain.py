@@ -22,7 +22,7 @@ from ontoskills.install.lifecycle import ci, remove, set_enabled, update
 from ontoskills.install.mutation import Report
 from ontoskills.install.operations import install
 from ontoskills.install.options import InstallOptions
-from ontoskills.install.queries import DoctorReport, doctor, package_info
+from ontoskills.install.queries import DoctorReport, PackageInfo, doctor, package_info
 from ontoskills.install.session import Session
 from ontoskills.paths import Home
 from ontoskills.progress import NullReporter
@@ -90,7 +90,7 @@ class Domain:
     def doctor(self, *, fast: bool = False) -> DoctorReport:
         return doctor(self.session(), fast=fast)
 
-    def info(self, spec: str) -> dict[str, object]:
+    def info(self, spec: str) -> PackageInfo:
         return package_info(self.session(), spec)
 
     # config (what `registry add` writes) ------------------------------------------------

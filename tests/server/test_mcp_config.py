@@ -210,3 +210,24 @@ def test_default_home_adds_no_flags_and_bad_usage(cli: CliRunner, dirs: tuple[Pa
         assert proc.returncode == 2, bad_name
     proc = cli("mcp-config", "--client", "claude", "--project", "--global", extra_env=env)
     assert proc.returncode == 2
+
+
+def test_client_is_a_choice_derived_from_the_clients_table(
+    cli: CliRunner, dirs: tuple[Path, Path]
+) -> None:
+    """`--client` is a `Choice` built from `mcpclients.CLIENTS`: any case is accepted, and a
+    wrong word is refused by the option parser (exit 2, nothing resolved or written) with
+    every client of the table listed."""
+    from ontoskills.server.mcpclients import CLIENTS, ClientName
+
+    assert ClientName.values() == tuple(CLIENTS)  # one table: the two cannot drift
+    user, project = dirs
+    env = {"HOME": str(user)}
+    doc = json.loads(cli("mcp-config", "--client", "VSCode", "--print", "--json",
+                         extra_env=env, check=True).stdout)  # fmt: skip
+    assert doc["client"] == "vscode", doc
+    proc = cli("mcp-config", "--client", "emacs", "--dir", str(project), extra_env=env)
+    assert proc.returncode == 2
+    assert "Invalid value for '--client'" in proc.stderr, proc.stderr
+    assert all(f"'{name}'" in proc.stderr for name in CLIENTS), proc.stderr
+    assert not any(project.rglob("*")) and not any(user.rglob("*"))
