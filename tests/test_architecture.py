@@ -344,7 +344,7 @@ MAX_FUNCTION_LINES = 100
 # Over the limit today and being rewritten in another branch (issue 23): listed so the limit
 # holds for everything else. The test fails once one is back under it, so an entry cannot
 # outlive its function.
-LONG_FUNCTIONS_ALLOWED = {"ontoskills/publish/publish.py:_publish_into"}
+LONG_FUNCTIONS_ALLOWED: set[str] = set()  # none left: publish._publish_into was split
 
 
 def long_functions(limit: int) -> dict[str, str]:
