@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..clientconfig import write as clients
+from ..clientconfig.clients import ClientName
 from ..errors import UsageError
-from ..server import mcpconfig as clients
-from ..server.mcpclients import ClientName
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ontoskills import jsonio, lockfile
-from ontoskills.server import mcpconfig
+from ontoskills.clientconfig import write as mcpconfig
 from tests.conftest import REPO, CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 

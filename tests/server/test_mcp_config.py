@@ -218,7 +218,7 @@ def test_client_is_a_choice_derived_from_the_clients_table(
     """`--client` is a `Choice` built from `mcpclients.CLIENTS`: any case is accepted, and a
     wrong word is refused by the option parser (exit 2, nothing resolved or written) with
     every client of the table listed."""
-    from ontoskills.server.mcpclients import CLIENTS, ClientName
+    from ontoskills.clientconfig.clients import CLIENTS, ClientName
 
     assert ClientName.values() == tuple(CLIENTS)  # one table: the two cannot drift
     user, project = dirs

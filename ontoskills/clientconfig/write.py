@@ -1,5 +1,5 @@
 """`mcp-config`: register `ontoskills serve` in an MCP client's config file (the clients and
-their formats: mcpclients.py), as a command to start (stdio) or a URL (`--url`: a running
+their formats: clients.py), as a command to start (stdio) or a URL (`--url`: a running
 `serve --transport http`).
 
 Every client keeps a map of server name -> launch spec; only the file, its format (JSON, TOML,
@@ -37,8 +37,8 @@ from ..errors import FormatError, UsageError
 from ..fsutil import atomic_write_bytes, atomic_write_through
 from ..paths import LOCKFILE_NAME
 from . import yamlconfig
-from .mcpclients import CLIENTS as CLIENT_TABLE
-from .mcpclients import OURS, Scope, managed_keys, refuse_expansion
+from .clients import CLIENTS as CLIENT_TABLE
+from .clients import OURS, Scope, managed_keys, refuse_expansion
 
 # ~/.claude.json keeps per-project history and grows to megabytes; far above that is not a
 # config (or is /dev/zero behind a symlink).
@@ -195,7 +195,7 @@ def _written_values(spec: Spec) -> list[tuple[str, str]]:
 
 
 def client_entry(client: str, spec: Spec) -> dict[str, Any]:
-    """The entry in the shape each client documents (mcpclients.py)."""
+    """The entry in the shape each client documents (clients.py)."""
     known = CLIENT_TABLE[client]
     refuse_expansion(known, _written_values(spec))
     if isinstance(spec, LaunchSpec):

@@ -17,7 +17,7 @@ from .. import yamlio
 from ..errors import FormatError
 
 if TYPE_CHECKING:
-    from .mcpconfig import Target
+    from .write import Target
 
 Action = Literal["added", "updated", "unchanged"]
 # goose's config.yaml holds settings and a few extensions (KBs); PyYAML reads ~1 MB/s
@@ -53,7 +53,7 @@ def _why_not_plain(text: str) -> str | None:
 
 def _load(target: Target, data: bytes) -> Any:
     """The file's data through the one bounded YAML reader (size, depth, aliases)."""
-    from .mcpconfig import _malformed
+    from .write import _malformed
 
     try:
         return yamlio.loads(data, source=str(target.path), error=FormatError, max_bytes=MAX_BYTES)
@@ -64,7 +64,7 @@ def _load(target: Target, data: bytes) -> Any:
 def merge(
     target: Target, old: bytes | None, name: str, entry: dict[str, Any], managed: Any
 ) -> tuple[bytes, Action]:
-    from .mcpconfig import _covers, _malformed, merged_entry
+    from .write import _covers, _malformed, merged_entry
 
     doc: Any = {}
     if old is not None and old.strip():
