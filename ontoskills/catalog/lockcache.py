@@ -22,6 +22,7 @@ from .. import jsonio, lockfile
 from ..errors import LockFormatError
 from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
 from ..lockfile import LockedFile, LockedModel, LockedPackage, LockedRegistry, Lockfile
+from ..registries import RegistryKind
 
 _DIR = "lock-cache"
 _VERSION = "3"  # file name suffix: bump when the cached layout changes
@@ -30,7 +31,10 @@ _VERSION = "3"  # file name suffix: bump when the cached layout changes
 def _from_json(raw: dict) -> Lockfile:
     lock = Lockfile()
     for name, r in raw["registries"].items():
-        lock.registries[name] = LockedRegistry(**r)
+        # JSON holds plain words and arrays: the record's own types back (a RegistryKind, a
+        # tuple), so a lock from the cache is the lock `lockfile.parse` gives
+        kind, keys = RegistryKind(r.pop("kind")), tuple(r.pop("root_keys"))
+        lock.registries[name] = LockedRegistry(kind=kind, root_keys=keys, **r)
     for pid, p in raw["packages"].items():
         files = [LockedFile(**f) for f in p.pop("files")]
         lock.packages[pid] = LockedPackage(files=files, **p)

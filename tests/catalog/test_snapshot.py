@@ -244,3 +244,24 @@ def test_vectors_are_stored_grouped_by_skill_and_searched_without_a_copy(
         assert [got.vector_text[r] for r in index.top_rows(sims, skill)] == [
             data.vector_text[r] for r in built.top_rows(built_sims, skill)
         ]
+
+
+def test_a_lock_read_back_from_the_cache_is_the_parsed_lock(tmp_path: Path) -> None:
+    """The JSON lock cache gives the records' own types back (a RegistryKind, a tuple of
+    root keys), not JSON's strings and lists: the same Lockfile lockfile.parse makes."""
+    from ontoskills import lockfile
+    from ontoskills.catalog.lockcache import load_lock
+    from ontoskills.registries import RegistryKind
+
+    path = tmp_path / "ontoskills.lock"
+    lock = lockfile.Lockfile()
+    lock.registries["r"] = lockfile.LockedRegistry(
+        "r", RegistryKind.GIT, "https://example.invalid/r.git", signed=True, root_keys=("a" * 64,)
+    )
+    lockfile.write(lock, path)
+    first, _ = load_lock(path, tmp_path / "derived")  # parsed, then cached
+    cached, _ = load_lock(path, tmp_path / "derived")  # read back from the cache
+    assert (tmp_path / "derived" / "lock-cache").is_dir()
+    assert cached == first == lockfile.load(path)
+    assert type(cached.registries["r"].kind) is RegistryKind
+    assert cached.registries["r"].root_keys == ("a" * 64,)
