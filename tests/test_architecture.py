@@ -20,7 +20,9 @@ ARCHITECTURE = REPO / "docs" / "ARCHITECTURE.md"
 ENTRY = {"ontoskills.__main__", "ontoskills.cli", "ontoskills.commands"}
 DOMAIN = {
     f"ontoskills.{name}"
-    for name in ("install", "embeddings", "catalog", "search", "server", "publish", "signing")
+    for name in (
+        "install", "embeddings", "catalog", "search", "server", "publish", "signing", "agentlink"
+    )
 }
 UI_LIBRARIES = ("typer", "rich", "click")
 # Package-level import cycles that exist today and are being removed elsewhere. The test

@@ -339,6 +339,8 @@ def mutation(
                 if verb.finish_embeddings:
                     _finish_embeddings(session, on_disk)
                 _refresh_reference_indexes(session, on_disk)
+                if m.committed:
+                    _refresh_links(session)
             except BaseException:
                 if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
                     clear_reference_indexes_pending(session.home)
@@ -410,6 +412,19 @@ def _finish_embeddings(session: Session, lock: Lockfile) -> None:
     )
     for warning in warnings:
         session.reporter.warn(warning)
+
+
+def _refresh_links(session: Session) -> None:
+    """Agent skills folders written by `ontoskills link` follow what is served now (only
+    when a link record exists: a stat otherwise; best effort, warnings, docs/AGENTS.md)."""
+    from ..agentlink import record
+
+    if not record.exists(session.home):
+        return
+    from ..agentlink.ops import refresh  # the search service: only when something is linked
+
+    session.reporter.stage("refreshing linked agent skills folders")
+    refresh(session.home, session.lockfile_path, session.config, session.reporter)
 
 
 def _refresh_reference_indexes(session: Session, lock: Lockfile | None = None) -> bool:
