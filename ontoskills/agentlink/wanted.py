@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..catalog.skilldir import SKILL_MD
+from ..errors import OntoskillsError
 from ..manifest import tier_rank
 from ..server.skillfs import MAX_RESOURCES, MAX_TOTAL_BYTES, Served, SkillFS, skill_folder
 
@@ -62,8 +63,11 @@ class Catalog:
         for key in self.fs.served_keys():
             try:
                 w = self._wanted(key)
+            except OntoskillsError as exc:  # a file changed in the home since it was locked
+                self.warnings.append(f"{key} not linked: {exc.message}")
+                continue
             except OSError as exc:
-                self.warnings.append(f"{key}: not linked ({exc})")
+                self.warnings.append(f"{key} not linked: {exc}")
                 continue
             if w is not None:
                 by_name.setdefault(w.name, []).append(w)

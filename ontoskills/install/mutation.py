@@ -424,7 +424,10 @@ def _refresh_links(session: Session) -> None:
     from ..agentlink.ops import refresh  # the search service: only when something is linked
 
     session.reporter.stage("refreshing linked agent skills folders")
-    refresh(session.home, session.lockfile_path, session.config, session.reporter)
+    try:  # the verb's commit stands whatever happens here
+        refresh(session.home, session.lockfile_path, session.config, session.reporter)
+    except (OSError, OntoskillsError, ValueError) as exc:
+        session.reporter.warn(f"linked agent skills folders not refreshed: {exc}")
 
 
 def _refresh_reference_indexes(session: Session, lock: Lockfile | None = None) -> bool:
