@@ -129,7 +129,7 @@ def _refresh_one(home: Home, rec: Record, link_: Link, catalog: Catalog, rep: Re
     report = LinkReport("link", link_.agent, link_.scope, str(target))
     p, digests = plan(link_, catalog, report)
     for folder in p.refused:
-        rep.warn(f"{folder} not linked: it exists and was not written by `ontoskills link`")
+        rep.warn(f"{folder} not linked: it was not written by `ontoskills link` (or changed since)")
     for folder in report.left:
         rep.warn(f"{folder} changed since it was linked; left in place and forgotten")
     apply(home, rec, link_, catalog, p, digests)

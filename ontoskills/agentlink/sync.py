@@ -193,7 +193,7 @@ def apply(
         have = current.get(name, {})
         for f in w.files:
             if have.get(f.path) != f.sha256:
-                data = catalog.read(w, f.path)
+                data = catalog.read(w, f)
                 atomic_write_bytes(folder / f.path, data, 0o755 if f.executable else 0o644)
         wanted = {f.path for f in w.files}
         _remove(folder, [x for x in have if x not in wanted], whole=False)

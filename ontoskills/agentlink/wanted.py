@@ -17,13 +17,15 @@ finds both.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..catalog.skilldir import SKILL_MD
+from ..catalog.skilldir import SKILL_MD, valid_name
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
+from ..server import authormd
 from ..server.skillfs import MAX_RESOURCES, MAX_TOTAL_BYTES, Served, SkillFS, skill_folder
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ class WantedFile:
     path: str  # relative to the skill's folder
     sha256: str
     executable: bool
+    source: str  # the served path it is read from (the authors' SKILL.md may be moved there)
 
 
 @dataclass(frozen=True)
@@ -98,23 +101,53 @@ class Catalog:
             pkg = names.view.lock.packages[rec.package]
             executable = {f.path: f.executable for f in pkg.files}
         own = served.file(SKILL_MD)
-        authors = own is not None and own.disk is not None
+        name, front = served.name, served.frontmatter
+        # An authors' SKILL.md whose `name` is not the skill id (vercel's `composition-patterns`
+        # folder says `vercel-composition-patterns`): the extension serves it beside a
+        # generated SKILL.md; an agent's folder can take the authors' name and bytes instead.
+        moved = next(
+            (
+                f
+                for f in served.files
+                if f.disk is not None and f.disk.name == SKILL_MD and f.path != SKILL_MD
+            ),
+            None,
+        )
+        if moved is not None:
+            name, front = _authors_name(self.fs.read(served, moved)) or (name, front)
+        authors = (own is not None and own.disk is not None) or name != served.name
         modules = {_rel(m, folder) for m in rec.modules}
         files = []
         for f in served.files:
-            if authors and f.path in modules:
-                continue  # compiled from the authors' SKILL.md: not theirs
-            full = f"{folder}/{f.path}" if folder else f.path
+            if authors and (f.path in modules or f.disk is None):
+                continue  # compiled or generated from the authors' SKILL.md: not theirs
+            installed = SKILL_MD if f is moved else f.path  # its path in the skill's folder
+            full = f"{folder}/{installed}" if folder else installed
             exe = executable.get(full, False) if locked is not None else _local_exe(f.disk)
-            files.append(WantedFile(f.path, f.sha256, exe))
-        description = str(served.frontmatter.get("description", ""))
-        return Wanted(served.name, key, description, served, tuple(files))
+            path = SKILL_MD if authors and f is moved else f.path
+            files.append(WantedFile(path, f.sha256, exe, f.path))
+        description = str(front.get("description", ""))
+        return Wanted(name, key, description, served, tuple(files))
 
-    def read(self, w: Wanted, path: str) -> bytes:
+    def read(self, w: Wanted, f: WantedFile) -> bytes:
         """One file's bytes, checked against its listed digest (skillfs)."""
-        f = w.served.file(path)
-        assert f is not None
-        return self.fs.read(w.served, f)
+        served = w.served.file(f.source)
+        assert served is not None
+        return self.fs.read(w.served, served)
+
+
+_NAME_LINE = re.compile(r"^name:[ \t]*([\"']?)([a-z0-9-]{1,64})\1[ \t]*\r?$", re.M)
+
+
+def _authors_name(data: bytes) -> tuple[str, dict[str, Any]] | None:
+    """(name, frontmatter) of an authors' SKILL.md whose `name` is a valid Agent Skills name
+    (read by the bounded reader, authormd), else None."""
+    head = data[: authormd.MAX_FRONTMATTER + 8].decode("utf-8", "replace")
+    m = _NAME_LINE.search(head.split("\n---", 1)[0])
+    if m is None or not valid_name(m.group(2)):
+        return None
+    front = authormd.frontmatter_of(data, m.group(2))
+    return None if front is None else (m.group(2), front)
 
 
 def _rel(path: str, folder: str) -> str:

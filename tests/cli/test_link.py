@@ -18,6 +18,9 @@ from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
 from tests.helpers.richskill import rich_package, sample_rich
 
 AUTHOR_MD = b"---\nname: lint\ndescription: Lint the code\nlicense: MIT\n---\n# Lint\nRun it.\n"
+# The skill id is its folder (`mixed`), the authors named it otherwise (vercel's
+# `composition-patterns/SKILL.md` says `name: vercel-composition-patterns`).
+RENAMED_MD = b"---\nname: team-mixed\ndescription: 'Mix things'\n---\n# Mixed\n"
 SOURCE_MD = (
     "---\nname: {name}\ndescription: {desc}\n---\n# {name}\n\nUse this to {desc}.\n\n"
     "1. run `./scripts/run.sh`\n"
@@ -32,8 +35,12 @@ def compiled(version: str = "1.0.0", description: str = "Edit images") -> list[P
     authored = PackageSpec(
         id="team/authored",
         version=version,
-        skills=[SkillSpec("lint", "Lint the code"), SkillSpec("image-tool", description)],
-        assets={"lint/SKILL.md": (AUTHOR_MD, False)},
+        skills=[
+            SkillSpec("lint", "Lint the code"),
+            SkillSpec("image-tool", description),
+            SkillSpec("mixed", "Mix things"),
+        ],
+        assets={"lint/SKILL.md": (AUTHOR_MD, False), "mixed/SKILL.md": (RENAMED_MD, False)},
     )
     return [docs, authored]
 
@@ -99,9 +106,10 @@ def test_link_writes_authors_bytes_and_generated_folders(
     out = json.loads(proc.stdout)
     skills = project / ".claude" / "skills"
     assert out["target"] == str(skills)
-    assert sorted(out["added"]) == ["fmt", "image-tool", "lint", "pdf"]
+    assert sorted(out["added"]) == ["fmt", "image-tool", "lint", "pdf", "team-mixed"]
     # SKILL.md sources: the authors' bytes, their files, no Turtle compiled from them
     assert tree(skills / "lint") == {"SKILL.md": AUTHOR_MD}
+    assert tree(skills / "team-mixed") == {"SKILL.md": RENAMED_MD}  # the authors' name
     fmt = tree(skills / "fmt")
     assert fmt == {
         "SKILL.md": SOURCE_MD.format(name="fmt", desc="format code").encode(),
@@ -132,11 +140,11 @@ def test_install_update_remove_enable_disable_keep_the_folder_in_step(
     cli("link", "--agent", "codex", check=True)
     assert cli("link", "--agent", "claude").returncode == 0
     codex = project / ".agents" / "skills"
-    assert sorted(os.listdir(codex)) == ["fmt", "image-tool", "lint", "pdf"]
+    assert sorted(os.listdir(codex)) == ["fmt", "image-tool", "lint", "pdf", "team-mixed"]
 
     cli("disable", "team/authored/lint", check=True)
-    assert sorted(os.listdir(skills)) == ["fmt", "image-tool", "pdf"]
-    assert sorted(os.listdir(codex)) == ["fmt", "image-tool", "pdf"]
+    assert sorted(os.listdir(skills)) == ["fmt", "image-tool", "pdf", "team-mixed"]
+    assert sorted(os.listdir(codex)) == ["fmt", "image-tool", "pdf", "team-mixed"]
     cli("enable", "team/authored/lint", check=True)
     assert tree(skills / "lint") == {"SKILL.md": AUTHOR_MD}
 
@@ -161,7 +169,7 @@ def test_unlink_removes_only_its_own_folders(cli: CliRunner, home: Path, project
     (skills / "fmt" / "SKILL.md").write_text("edited")  # and edits another skill
     proc = cli("unlink", "--agent", "claude", "--json", check=True)
     out = json.loads(proc.stdout)
-    assert sorted(out["removed"]) == ["image-tool", "pdf"]
+    assert sorted(out["removed"]) == ["image-tool", "pdf", "team-mixed"]
     assert sorted(out["left"]) == [str(skills / "fmt"), str(skills / "lint")]
     assert "changed since it was linked" in proc.stderr
     assert sorted(os.listdir(skills)) == ["fmt", "lint", "mine"]
@@ -196,7 +204,7 @@ def test_a_foreign_folder_appearing_later_is_a_warning_in_the_hook(
     (skills / "lint").mkdir()
     (skills / "lint" / "SKILL.md").write_text("someone else's")
     proc = cli("install", "team/authored", check=True)
-    assert "not linked: it exists and was not written by `ontoskills link`" in proc.stderr
+    assert "not linked: it was not written by `ontoskills link`" in proc.stderr
     assert (skills / "lint" / "SKILL.md").read_text() == "someone else's"
     assert (skills / "image-tool" / "SKILL.md").is_file()
 
@@ -246,6 +254,7 @@ def test_the_global_folder(
         "image-tool",
         "lint",
         "pdf",
+        "team-mixed",
     ]
     assert not (project / ".opencode").exists()
     cli("unlink", "--agent", "opencode", "--global", check=True)
