@@ -133,4 +133,5 @@ def _refresh_one(home: Home, rec: Record, link_: Link, catalog: Catalog, rep: Re
     for folder in report.left:
         rep.warn(f"{folder} changed since it was linked; left in place and forgotten")
     apply(home, rec, link_, catalog, p, digests)
-    _listing(link_.agent, catalog, report, rep)
+    if report.added:  # said once by link; again only when the listing grew
+        _listing(link_.agent, catalog, report, rep)
