@@ -329,3 +329,31 @@ def test_a_file_changed_in_the_home_is_never_linked(
     # verification drops the changed file: the skill is linked as compiled, never those bytes
     assert b"evil" not in b"".join(tree(skills).values())
     assert b'ontoskills-key: "team/authored/lint"' in (skills / "lint" / "SKILL.md").read_bytes()
+
+
+def test_a_run_killed_half_way_leaves_folders_that_are_still_its_own(
+    cli: CliRunner, home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ontoskills.agentlink.wanted import Catalog
+
+    real = Catalog.read
+    calls = []
+
+    def failing(self: Catalog, w: object, f: object) -> bytes:
+        calls.append(f)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real(self, w, f)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Catalog, "read", failing)
+    proc = cli("link", "--agent", "claude")
+    assert proc.returncode != 0 and "No space left on device" in proc.stderr
+    skills = project / ".claude" / "skills"
+    assert len(tree(skills)) == 2  # two files written, then the failure
+    monkeypatch.setattr(Catalog, "read", real)
+    out = json.loads(cli("link", "--agent", "claude", "--json", check=True).stdout)
+    linked = out["added"] + out["updated"] + out["unchanged"]
+    assert sorted(linked) == ["fmt", "image-tool", "lint", "pdf", "team-mixed"]
+    assert out["unchanged"]  # the folder written before the failure proved to be ours
+    cli("unlink", "--agent", "claude", check=True)
+    assert list(skills.iterdir()) == []
