@@ -3,7 +3,8 @@
     home + lockfile locks -> repair an interrupted transaction (and reference indexes a
     killed run left behind) -> load the lock -> the verb's changes,
     staged in one Transaction -> one atomic commit of tree + lockfile, or discard ->
-    embeddings hooks -> reference indexes (system/index.*.ttl)
+    embeddings hooks -> reference indexes (system/index.*.ttl) -> linked agent skills
+    folders (agentlink/, only when `link` left a record)
 
 A verb only says what changes (`Mutation.stage` a plan then `apply` the decision install
 and update share, `restore` locked packages, `drop` folders, edit `m.lock`) and commits;
