@@ -15,10 +15,13 @@ if TYPE_CHECKING:
 MAX_PROBLEMS_SHOWN = 10
 
 
-def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
+def open_service(app: AppContext, verify: VerifyMode, out: Output) -> SkillService:
+    """The service; building its index (rather than reading the snapshot back) says so on
+    stderr, as a bar on a terminal, a line otherwise, nothing under --quiet or --json."""
     from ..search.service import SkillService  # numpy, pyoxigraph: only when a verb opens it
 
-    return SkillService(app.home, app.lockfile, app.config, verify=verify)
+    with out.reporter() as rep:
+        return SkillService(app.home, app.lockfile, app.config, verify=verify, reporter=rep)
 
 
 def report_problems(out: Output, service: SkillService) -> None:

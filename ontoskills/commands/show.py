@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> SkillContext | ContextAnswer | ShownPart:
-            service = open_service(app_ctx, verify)
+            service = open_service(app_ctx, verify, out)
             report_problems(out, service)
             target = service.resolve_context(skill)
             spec = target[1] if target is not None else None

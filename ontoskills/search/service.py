@@ -23,6 +23,7 @@ from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
+from ..progress import Reporter
 from ..query import clean, scored, split_ref
 from . import MAX_TOP_K
 from .answer import (
@@ -112,10 +113,11 @@ class SkillService:
         verify: str = "full",
         encoder_factory: Callable[[], Encoder | None] | None = None,
         build_in_child: bool = False,
+        reporter: Reporter | None = None,
     ) -> None:
         """build_in_child: a missing snapshot is built by a child process (search/rebuild.py)
         and read back, for long-lived processes (the server); not with `encoder_factory`,
-        which a child could not use."""
+        which a child could not use; reporter: told when the index is built, not read back."""
         self.config = config
         self._lock = threading.Lock()  # the per-view context caches
         rebuild = None
@@ -133,6 +135,7 @@ class SkillService:
             verify=verify,
             encoder_factory=encoder_factory,
             rebuild=rebuild,
+            reporter=reporter,
         )
 
     def _index(self, data: CatalogData, fresh: bool) -> _State | None:

@@ -4,6 +4,7 @@ a synthetic registry."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,20 @@ def test_piped_list_and_outdated_keep_whole_ids(cli_inproc: CliRunner, tmp_path:
     stale = cli_inproc("outdated", check=True)
     assert LONG_ID in stale.stdout and "…" not in stale.stdout
     assert "2.0.0" in stale.stdout
+
+
+# 2. the first search that builds the index says so ------------------------------------------
+def test_first_search_says_it_builds_the_index(
+    cli_inproc: CliRunner, registry: Path, env: dict[str, str]
+) -> None:
+    cli_inproc("--registry", str(registry), "install", "acme/devtools", "acme/design", check=True)
+    first = cli_inproc("search", "debugging", check=True)
+    assert "building the search index for 4 skills" in first.stderr
+    again = cli_inproc("show", "acme/devtools/debugging", check=True)
+    assert "building" not in again.stderr  # read back from the snapshot: nothing to say
+    shutil.rmtree(Path(env["ONTOSKILLS_HOME"]) / "state/derived/search-index")
+    quiet = cli_inproc("search", "debugging", "--quiet", check=True)
+    assert quiet.stderr == ""  # --quiet: nothing, though this run built it again
+    shutil.rmtree(Path(env["ONTOSKILLS_HOME"]) / "state/derived/search-index")
+    shown = cli_inproc("show", "acme/design/colorize", check=True)
+    assert "building the search index for 4 skills" in shown.stderr
