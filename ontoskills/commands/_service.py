@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..catalog.verify import VerifyMode
+from ..words import plural
 from ._context import AppContext
 from ._output import Output
 
@@ -30,6 +31,6 @@ def report_problems(out: Output, service: SkillService) -> None:
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         out.warn(f"not served: {p}")
     if len(problems) > MAX_PROBLEMS_SHOWN:
-        out.warn(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more problems")
+        out.warn(f"... and {plural(len(problems) - MAX_PROBLEMS_SHOWN, 'more problem')}")
     if problems:
         out.info("hint: `ontoskills doctor` explains; `ontoskills install --force` repairs")

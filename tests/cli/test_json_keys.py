@@ -32,6 +32,7 @@ CHANGE = {
     "skills": [None],
     "disabled": [None],
     "enable": None,
+    "opt_in": [None],
 }
 REPORT = {
     "command": None,

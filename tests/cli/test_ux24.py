@@ -4,6 +4,7 @@ a synthetic registry."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,3 +53,60 @@ def test_first_search_says_it_builds_the_index(
     shutil.rmtree(Path(env["ONTOSKILLS_HOME"]) / "state/derived/search-index")
     shown = cli_inproc("show", "acme/design/colorize", check=True)
     assert "building the search index for 4 skills" in shown.stderr
+
+
+# 3. wording ---------------------------------------------------------------------------------
+def test_ci_into_an_empty_home_installs(
+    cli_inproc: CliRunner, registry: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    cli_inproc("--registry", str(registry), "install", "acme/devtools", check=True)
+    lock = str(Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock")
+    fresh = cli_inproc("--home", str(tmp_path / "fresh"), "--lockfile", lock, "ci", check=True)
+    assert "installed acme/devtools 1.2.0" in fresh.stderr
+    assert "reinstalled" not in fresh.stderr
+    doc = json.loads(
+        cli_inproc("--home", str(tmp_path / "fresh"), "--lockfile", lock, "ci", "--json").stdout
+    )
+    assert [c["action"] for c in doc["changes"]] == ["reinstalled"]  # it was there this time
+
+
+def test_toggling_a_skill_already_so_says_already(cli_inproc: CliRunner, registry: Path) -> None:
+    cli_inproc("--registry", str(registry), "install", "acme/devtools", check=True)
+    first = cli_inproc("disable", "acme/devtools/planning", check=True)
+    assert "disabled acme/devtools: planning" in first.stderr
+    again = cli_inproc("disable", "acme/devtools/planning", check=True)
+    assert "planning already disabled" in again.stderr and "✓" not in again.stderr
+    both = cli_inproc("enable", "acme/devtools", check=True)  # planning off, the others on
+    assert "enabled acme/devtools: planning" in both.stderr
+    assert "debugging, reviewing already enabled" in both.stderr
+
+
+def test_a_skill_the_user_disabled_is_not_called_opt_in(
+    cli_inproc: CliRunner, tmp_path: Path
+) -> None:
+    def publish(version: str) -> Path:
+        skills = [
+            SkillSpec("main", "The main skill"),
+            SkillSpec("extra", "An opt-in extra", default_enabled=False),
+            SkillSpec("mine", "One the user turns off"),
+        ]
+        return build_registry(tmp_path / "reg", [PackageSpec("acme/kit", skills, version)])
+
+    reg = publish("1.0.0")
+    added = cli_inproc("--registry", str(reg), "install", "acme/kit", check=True)
+    assert "1 of 3 skills installed but disabled (opt-in" in added.stderr
+    assert ": extra" in added.stderr
+    cli_inproc("disable", "acme/kit/mine", check=True)
+    publish("1.1.0")
+    updated = cli_inproc("update", check=True)
+    assert "updated acme/kit 1.1.0" in updated.stderr
+    assert "opt-in" not in updated.stderr  # neither is new: both are off by the lock now
+    assert "2 of 3 skills disabled (not served" in updated.stderr
+    assert "extra, mine" in updated.stderr
+
+
+def test_one_skill_is_not_one_skills(cli_inproc: CliRunner, registry: Path) -> None:
+    proc = cli_inproc("--registry", str(registry), "install", "acme/design", check=True)
+    assert "2 files, 1 skill\n" in proc.stderr
+    assert "1 skills" not in proc.stderr
+
