@@ -144,9 +144,7 @@ class LiveCatalog(Generic[IndexT]):
         self._rebuild = rebuild
         self._moved: tuple[Signature, float] | None = None  # (signature, when it was tried)
         self._lock = threading.Lock()
-        self._view: View[IndexT] = self._load(
-            Signature.of(home, lockfile, config), None, reporter
-        )
+        self._view: View[IndexT] = self._load(Signature.of(home, lockfile, config), None, reporter)
 
     @property
     def view(self) -> View[IndexT]:

@@ -286,6 +286,17 @@ class SkillService:
         key = _resolve(state, q)  # a plain name, or an IRI (whose '#' is its own)
         return (key, None) if key is not None else None
 
+    def same_named(self, q: str) -> list[str]:
+        """The keys of the enabled skills a short name picks among (`show pdf` with several
+        packages shipping a `pdf`), the part after '#' aside; [] when `q` names one."""
+        state = self.state
+        ref = split_ref(q)
+        if ref is None or q.strip().lower().removeprefix("oc:") in state.names.exact:
+            hits = state.names.same_named(q)  # a name, or an IRI (whose '#' is its own)
+        else:
+            hits = state.names.same_named(ref[0])
+        return [state.data.records[i].key for i in hits]
+
     def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
         """The skill's parts and budgeted answers (cached per skill and budget)."""
         state = self.state

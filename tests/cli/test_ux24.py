@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import CliRunner
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
+from tests.helpers.richskill import rich_package, sample_rich
 
 LONG_ID = "skillsbench/citation-checker-with-a-name-too-long-for-one-terminal-row"
 
@@ -110,3 +111,42 @@ def test_one_skill_is_not_one_skills(cli_inproc: CliRunner, registry: Path) -> N
     assert "2 files, 1 skill\n" in proc.stderr
     assert "1 skills" not in proc.stderr
 
+
+# 4. show: the next page as a CLI command; an ambiguous name refused --------------------------
+@pytest.fixture
+def two_pdfs(cli_inproc: CliRunner, tmp_path: Path, env: dict[str, str]) -> CliRunner:
+    """acme/docs/pdf (long: its knowledge comes in pages at a 2,000-char budget) and a second
+    `pdf` in acme/more."""
+    other = PackageSpec("acme/more", [SkillSpec("pdf", "Another PDF skill")])
+    reg = build_registry(tmp_path / "reg", [rich_package(sample_rich()), other])
+    home = Path(env["ONTOSKILLS_HOME"])
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[serve]\ncontext_budget = 2000\n")
+    cli_inproc("--registry", str(reg), "install", "acme/docs", "acme/more", check=True)
+    return cli_inproc
+
+
+def test_show_page_tells_the_next_page_as_a_cli_command(two_pdfs: CliRunner) -> None:
+    page = two_pdfs("show", "acme/docs/pdf#knowledge/1", check=True)
+    assert page.stdout.rstrip().endswith(
+        "next page: ontoskills show 'acme/docs/pdf#knowledge/2'"
+    )
+    assert "ontoskill(q=" not in page.stdout
+    doc = json.loads(two_pdfs("show", "acme/docs/pdf#knowledge/1", "--json").stdout)
+    assert doc["pages"] > 1 and 'ontoskill(q="acme/docs/pdf#knowledge/2")' in doc["text"]
+    last = two_pdfs("show", f"acme/docs/pdf#knowledge/{doc['pages']}", check=True)
+    assert last.stdout.rstrip().endswith(
+        "end of #knowledge. Overview: ontoskills show acme/docs/pdf; "
+        "every part: ontoskills show 'acme/docs/pdf#index'"
+    )
+
+
+def test_show_of_a_name_several_packages_ship_is_refused(two_pdfs: CliRunner) -> None:
+    for q in ("pdf", "pdf#knowledge/1"):
+        proc = two_pdfs("show", q)
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert "is ambiguous: 2 installed skills" in proc.stderr
+        assert "have that name: acme/docs/pdf, acme/more/pdf\n" in proc.stderr
+        assert "hint: name one in full, e.g. `ontoskills show " in proc.stderr
+    assert "Another PDF skill" in two_pdfs("show", "more/pdf", check=True).stdout
+    assert two_pdfs("search", "pdf", check=True).returncode == 0  # a search still ranks both
