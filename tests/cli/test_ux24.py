@@ -150,3 +150,49 @@ def test_show_of_a_name_several_packages_ship_is_refused(two_pdfs: CliRunner) ->
         assert "hint: name one in full, e.g. `ontoskills show " in proc.stderr
     assert "Another PDF skill" in two_pdfs("show", "more/pdf", check=True).stdout
     assert two_pdfs("search", "pdf", check=True).returncode == 0  # a search still ranks both
+
+
+# 5. verbs from other package managers, @version, error wording, outdated on an empty home ----
+@pytest.mark.parametrize(
+    ("typed", "ours"),
+    [(("uninstall", "acme/devtools"), "remove"), (("ls",), "list"), (("rm", "x"), "remove")],
+)
+def test_other_package_managers_verbs_suggest_ours(
+    cli_inproc: CliRunner, typed: tuple[str, ...], ours: str
+) -> None:
+    proc = cli_inproc(*typed)
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"error: no such command '{typed[0]}'.\n"
+        f"hint: did you mean `ontoskills {ours}`? (see `ontoskills --help`)\n"
+    )
+
+
+def test_usage_errors_start_lowercase_like_every_error(cli_inproc: CliRunner) -> None:
+    for args in (("search",), ("install", "--bogus"), ("registry", "nope")):
+        proc = cli_inproc(*args)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("error: ") and proc.stderr[7].islower(), proc.stderr
+
+
+def test_install_at_version(cli_inproc: CliRunner, registry: Path, env: dict[str, str]) -> None:
+    reg = ("--registry", str(registry))
+    wrong = cli_inproc(*reg, "install", "acme/devtools@0.11.0")
+    assert wrong.returncode == 7
+    assert "acme/devtools@0.11.0 is not available: registry" in wrong.stderr
+    assert "has acme/devtools 1.2.0" in wrong.stderr
+    assert "hint: a registry serves one version of a package, its current one" in wrong.stderr
+    assert not (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").exists()  # nothing written
+    right = cli_inproc(*reg, "install", "acme/devtools@1.2.0", "acme/design/colorize@0.3.0")
+    assert right.returncode == 0, right.stderr
+    lock = (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").read_text()
+    assert '"acme/devtools"' in lock and "@" not in lock  # the lock records specs, not pins
+    bad = cli_inproc(*reg, "install", "acme/devtools@1.2.0;x")
+    assert bad.returncode == 2 and "invalid version" in bad.stderr
+
+
+def test_outdated_on_an_empty_home_is_not_an_error(cli_inproc: CliRunner) -> None:
+    listed = cli_inproc("list", check=True)
+    stale = cli_inproc("outdated")
+    assert stale.returncode == 0 and stale.stderr == listed.stderr == "no packages installed\n"
+    assert json.loads(cli_inproc("outdated", "--json").stdout)["packages"] == []
