@@ -128,9 +128,7 @@ def two_pdfs(cli_inproc: CliRunner, tmp_path: Path, env: dict[str, str]) -> CliR
 
 def test_show_page_tells_the_next_page_as_a_cli_command(two_pdfs: CliRunner) -> None:
     page = two_pdfs("show", "acme/docs/pdf#knowledge/1", check=True)
-    assert page.stdout.rstrip().endswith(
-        "next page: ontoskills show 'acme/docs/pdf#knowledge/2'"
-    )
+    assert page.stdout.rstrip().endswith("next page: ontoskills show 'acme/docs/pdf#knowledge/2'")
     assert "ontoskill(q=" not in page.stdout
     doc = json.loads(two_pdfs("show", "acme/docs/pdf#knowledge/1", "--json").stdout)
     assert doc["pages"] > 1 and 'ontoskill(q="acme/docs/pdf#knowledge/2")' in doc["text"]
