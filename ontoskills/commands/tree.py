@@ -41,17 +41,38 @@ def _skill_lines(pkg: TreePackage, roots: tuple[str, ...], indent: str) -> list[
     return lines
 
 
+UNREACHED = "(in the lock, reached from no requested spec)"
+
+
+def _unreached(pkg: TreePackage) -> tuple[str, ...]:
+    edges = {s.id: s.depends_on for s in pkg.skills}
+    seen: set[str] = set()
+    todo = [sid for spec in pkg.requested for sid in spec.skills]
+    while todo:
+        sid = todo.pop()
+        if sid not in seen:
+            seen.add(sid)
+            todo.extend(edges.get(sid, ()))
+    return tuple(s.id for s in pkg.skills if s.id not in seen)
+
+
 def render_tree(out: Output, graph: Tree) -> None:
     if not graph.packages:
         out.info("no packages installed")
         return
     lines = [graph.lockfile]
     for pkg in graph.packages:
+        head = f"{_BRANCH[1]}{pkg.package} {pkg.version} [{pkg.trust_tier}]"
         for spec in pkg.requested:
-            whole = " (whole package)" if spec.whole else ""
             lines.append(spec.spec)
-            lines.append(f"{_BRANCH[1]}{pkg.package} {pkg.version} [{pkg.trust_tier}]{whole}")
+            lines.append(head + (" (whole package)" if spec.whole else ""))
             lines.extend(_skill_lines(pkg, spec.skills, _STEM[1]))
+        # in the lock but not under any spec (dependencies unknown: a problem line says why)
+        left = _unreached(pkg)
+        if left:
+            lines.append(UNREACHED)
+            lines.append(head)
+            lines.extend(_skill_lines(pkg, left, _STEM[1]))
     if any(line.endswith(" (*)") for line in lines):
         lines.append("(*) shown above")
     out.stdout("\n".join(lines))
