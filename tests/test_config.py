@@ -199,5 +199,5 @@ def test_flags_take_exactly_their_enum(
     proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     quoted = ", ".join(f"'{v}'" for v in choices.values())
-    assert f"Invalid value for '{flag}'" in proc.stderr and quoted in proc.stderr
+    assert f"invalid value for '{flag}'" in proc.stderr and quoted in proc.stderr
     assert "Value error" not in proc.stderr and proc.stdout == ""

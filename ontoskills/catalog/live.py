@@ -38,6 +38,8 @@ from ..embeddings.vectors import derived_identity
 from ..errors import OntoskillsError
 from ..lockfile import Lockfile
 from ..paths import Home
+from ..progress import Reporter
+from ..words import plural
 from .local import local_skill_files
 from .lockcache import load_lock
 from .model import CatalogData
@@ -128,7 +130,11 @@ class LiveCatalog(Generic[IndexT]):
         verify: str = "full",
         encoder_factory: EncoderFactory | None = None,
         rebuild: Rebuilder | None = None,
+        reporter: Reporter | None = None,
     ) -> None:
+        """reporter: told when this first view is built from the tree (seconds to a minute
+        for a large home, see docs/PERFORMANCE.md) rather than read back; later reloads (a
+        server's) report nothing."""
         self.home = home
         self.lockfile = lockfile
         self.config = config
@@ -138,7 +144,7 @@ class LiveCatalog(Generic[IndexT]):
         self._rebuild = rebuild
         self._moved: tuple[Signature, float] | None = None  # (signature, when it was tried)
         self._lock = threading.Lock()
-        self._view: View[IndexT] = self._load(Signature.of(home, lockfile, config), None)
+        self._view: View[IndexT] = self._load(Signature.of(home, lockfile, config), None, reporter)
 
     @property
     def view(self) -> View[IndexT]:
@@ -183,7 +189,9 @@ class LiveCatalog(Generic[IndexT]):
             and time.monotonic() - moved[1] < RETRY_MOVED
         )
 
-    def _load(self, signature: Signature, old: View[IndexT] | None) -> View[IndexT]:
+    def _load(
+        self, signature: Signature, old: View[IndexT] | None, reporter: Reporter | None = None
+    ) -> View[IndexT]:
         same_model = old is not None and old.signature.model == signature.model
         slot = old.encoder if old is not None and same_model else EncoderSlot(self._factory)
         lock, lock_digest = load_lock(self.lockfile, self.home.derived_dir)
@@ -221,6 +229,10 @@ class LiveCatalog(Generic[IndexT]):
         # body text an index is made of is not in the snapshot).
         from .loader import build_catalog  # pyoxigraph: only when building
 
+        if reporter is not None and lock.packages:
+            skills = sum(len(p.skills) for p in lock.packages.values())
+            vectors = " and its vectors (encoder model)" if encoder is not None else ""
+            reporter.stage(f"building the search index{vectors} for {plural(skills, 'skill')}")
         encode = None
         if encoder is not None:
             encode = VectorCache(self.home.derived_dir, signature.model, encoder.encode).encode

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from typing import NoReturn
 
@@ -41,12 +42,38 @@ def _flags(argv: list[str]) -> AppContext:
     return AppContext(json="--json" in opts, no_color="--no-color" in opts)
 
 
+# Verbs people type from other package managers (npm, pip, apt, brew) -> ours. Click's own
+# suggestion is the closest spelling (`uninstall` -> `install`: the opposite of the intent).
+OTHER_NAMES = {
+    "uninstall": "remove",
+    "rm": "remove",
+    "un": "remove",
+    "i": "install",
+    "ls": "list",
+    "find": "search",
+    "view": "show",
+    "upgrade": "update",
+    "up": "update",
+    "verify": "doctor",
+}
+_NO_SUCH_COMMAND = re.compile(r"^No such command '([^']*)'\.")
+
+
 def _usage_error(exc: click_exc.UsageError) -> OntoskillsError:
     path = exc.ctx.command_path if exc.ctx is not None else PROG_NAME
     message = " ".join(exc.format_message().split())
     # typer converts choices through pydantic, whose wording leaks into click's message
     message = message.replace(": Value error, ", ": ")
-    err = OntoskillsError(message, hint=f"see `{path} --help`")
+    hint = f"see `{path} --help`"
+    unknown = _NO_SUCH_COMMAND.match(message)
+    listing = getattr(exc.ctx.command, "list_commands", None) if exc.ctx is not None else None
+    known: list[str] = list(listing(exc.ctx)) if callable(listing) else []  # a group's verbs
+    if unknown and (ours := OTHER_NAMES.get(unknown[1])) in known:
+        message, hint = unknown[0], f"did you mean `{path} {ours}`? (see `{path} --help`)"
+    # every other error of ours starts lowercase ("error: no lockfile at ..."): click's too
+    if message[:1].isupper() and message[1:2].islower():
+        message = message[0].lower() + message[1:]
+    err = OntoskillsError(message, hint=hint)
     err.exit_code = EXIT_USAGE
     return err
 

@@ -7,17 +7,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import OntoskillsError
-from ..install.mutation import Report
+from ..install.mutation import Change, Report
 from ..install.session import Session
 from ..progress import Reporter
+from ..words import plural
 from ._context import AppContext
 from ._output import Output, run
 
 
 def render_report(out: Output, report: Report) -> None:
     """The text of every mutating verb (its warnings are already on stderr)."""
+    toggled = {"enable": "enabled", "disable": "disabled"}.get(report.command)
     for c in report.changes:
-        if c.action == "unchanged":
+        if c.action == "unchanged" and toggled:  # enable/disable of a skill already so
+            out.info(f"  {c.package_id}: {', '.join(c.skills)} already {toggled}")
+        elif c.action == "unchanged":
             out.info(f"  {c.package_id} {c.version} already up to date")
         elif c.action == "removed":
             out.success(f"removed {c.package_id}")
@@ -31,15 +35,27 @@ def render_report(out: Output, report: Report) -> None:
             )
             out.success(
                 f"{c.action} {c.package_id} {c.version}{prev} [{c.trust_tier}] "
-                f"{c.files} files, {len(c.skills)} skills"
+                f"{plural(c.files, 'file')}, {plural(len(c.skills), 'skill')}"
             )
-            if c.disabled:
-                n = len(c.disabled)
-                out.info(
-                    f"  {n} of {len(c.skills)} skills installed but disabled (opt-in, not "
-                    f"served by search or the MCP server): {', '.join(c.disabled)}"
-                )
-                out.info(f"  serve {'them' if n > 1 else 'it'} with: {c.enable}")
+            _render_disabled(out, c)
+
+
+def _render_disabled(out: Output, c: Change) -> None:
+    """The installed skills a change leaves unserved: opt-in ones (the package ships them
+    off) and the ones the user disabled, each called what it is."""
+    if not c.disabled:
+        return
+    of = f"of {plural(len(c.skills), 'skill')}"  # "1 of 3 skills", "1 of 1 skill"
+    unserved = "not served by search or the MCP server"
+    opt_in = [s for s in c.disabled if s in c.opt_in]
+    off = [s for s in c.disabled if s not in c.opt_in]
+    if opt_in:
+        out.info(
+            f"  {len(opt_in)} {of} installed but disabled (opt-in, {unserved}): {', '.join(opt_in)}"
+        )
+    if off:
+        out.info(f"  {len(off)} {of} disabled ({unserved}): {', '.join(off)}")
+    out.info(f"  serve {'them' if len(c.disabled) > 1 else 'it'} with: {c.enable}")
 
 
 def run_mutation(

@@ -65,6 +65,11 @@ def stdout_closed() -> int:
     return EXIT_STDOUT_CLOSED
 
 
+# Wide enough for any row we print (ids are bounded by safety.py's name rules); rich pads a
+# table only to its content, not to this width.
+UNCUT_WIDTH = 100_000
+
+
 class _Console(Console):
     def on_broken_pipe(self) -> None:  # rich's default: dup2 + SystemExit(1)
         self.quiet = True
@@ -89,7 +94,13 @@ def console(app: AppContext, *, stderr: bool) -> Console:
     # rich's no_color only drops colours and keeps bold/dim escapes; no colour system at all
     # means no ANSI escape of any kind, which is what NO_COLOR users (and log parsers) expect.
     kwargs: dict[str, Any] = {"color_system": None} if color_off(app) else {}
-    return _Console(stderr=stderr, highlight=False, soft_wrap=True, **kwargs)
+    out = _Console(stderr=stderr, highlight=False, soft_wrap=True, **kwargs)
+    if not out.is_terminal:
+        # rich sizes a console that is not a terminal at 80 columns (or $COLUMNS) and cuts
+        # table cells to fit with "…": a piped `list` would hand scripts truncated ids. Output
+        # for a pipe or a file is never cut (as git and uv do); a terminal keeps its width.
+        out.width = UNCUT_WIDTH
+    return out
 
 
 def stderr_console(app: AppContext) -> Console:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..catalog.verify import VerifyMode
+from ..words import plural
 from ._context import AppContext
 from ._output import Output
 
@@ -15,10 +16,13 @@ if TYPE_CHECKING:
 MAX_PROBLEMS_SHOWN = 10
 
 
-def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
+def open_service(app: AppContext, verify: VerifyMode, out: Output) -> SkillService:
+    """The service; building its index (rather than reading the snapshot back) says so on
+    stderr, as a bar on a terminal, a line otherwise, nothing under --quiet or --json."""
     from ..search.service import SkillService  # numpy, pyoxigraph: only when a verb opens it
 
-    return SkillService(app.home, app.lockfile, app.config, verify=verify)
+    with out.reporter() as rep:
+        return SkillService(app.home, app.lockfile, app.config, verify=verify, reporter=rep)
 
 
 def report_problems(out: Output, service: SkillService) -> None:
@@ -27,6 +31,6 @@ def report_problems(out: Output, service: SkillService) -> None:
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         out.warn(f"not served: {p}")
     if len(problems) > MAX_PROBLEMS_SHOWN:
-        out.warn(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more problems")
+        out.warn(f"... and {plural(len(problems) - MAX_PROBLEMS_SHOWN, 'more problem')}")
     if problems:
         out.info("hint: `ontoskills doctor` explains; `ontoskills install --force` repairs")

@@ -11,6 +11,7 @@ from ..errors import UsageError
 from ..install import homelock
 from ..lockfile import load
 from ..safety import parse_spec
+from ..words import plural
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
@@ -105,11 +106,12 @@ def render(out: Output, done: ExportResult | Derived) -> None:
 
     if isinstance(done, Derived):
         for pid, n in done.counts.items():
-            out.success(f"{pid}: {n} derived intent vectors")
+            out.success(f"{pid}: {plural(n, 'derived intent vector')}")
     else:
         out.success(
-            f"exported {done.intents} intent vectors of {done.modules} modules into "
-            f"{len(done.files)} intents.json files + model in {done.output_dir}"
+            f"exported {plural(done.intents, 'intent vector')} of "
+            f"{plural(done.modules, 'module')} into "
+            f"{plural(len(done.files), 'intents.json file')} + model in {done.output_dir}"
         )
 
 

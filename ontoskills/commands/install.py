@@ -26,7 +26,11 @@ def register(app: typer.Typer) -> None:
     def install_cmd(
         ctx: typer.Context,
         specs: Annotated[
-            list[str] | None, typer.Argument(help="author/pkg or author/pkg/skill; none = the lock")
+            list[str] | None,
+            typer.Argument(
+                help="author/pkg or author/pkg/skill (@VERSION: only if it is the registry's "
+                "current one); none = the lock"
+            ),
         ] = None,
         with_embeddings: EmbeddingsOpt = False,
         min_trust: MinTrustOpt = None,

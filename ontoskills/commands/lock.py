@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..choices import Choice
+from ..words import plural
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -71,7 +72,8 @@ def export_cmd(
         if done.output is None:  # without --json: the SBOM is the output
             out.stdout(done.sbom)
         else:
-            out.success(f"wrote {done.output} ({done.format.value}, {done.packages} packages)")
+            packages = plural(done.packages, "package")
+            out.success(f"wrote {done.output} ({done.format.value}, {packages})")
 
     run(app_ctx, body, render)
 

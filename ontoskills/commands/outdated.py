@@ -21,6 +21,9 @@ def register(app: typer.Typer) -> None:
                 return outdated(app_ctx.session(rep))
 
         def text(out: Output, report: Outdated) -> None:
+            if not report.packages:
+                out.info("no packages installed")
+                return
             stale = [r for r in report.packages if r.status != "current"]
             if not stale:
                 out.info("everything is up to date")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import UsageError
+from ..words import plural
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._output import Output, run
@@ -70,8 +71,8 @@ def register(app: typer.Typer) -> None:
             state = "wrote" if result.written else "unchanged"
             out_.success(
                 f"{state} {result.path}: {result.package_id} {result.version}, "
-                f"{len(result.skill_ids)} skills, {len(result.modules)} modules, "
-                f"{len(result.files)} files"
+                f"{plural(len(result.skill_ids), 'skill')}, "
+                f"{plural(len(result.modules), 'module')}, {plural(len(result.files), 'file')}"
             )
 
         run(app_ctx, body, text)

@@ -10,6 +10,7 @@ import typer
 from ..errors import IntegrityError, UsageError
 from ..registries import RegistryConfig, detect_kind, slug_for_url
 from ..sources import BaseSource, open_source
+from ..words import plural
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._options import KeysOpt
@@ -41,9 +42,10 @@ def render_verify(out: Output, report: VerifyReport) -> None:
             out.warn(line)
     at = f" at {report.commit[:12]}" if report.commit else ""
     summary = (
-        f"{report.registry}{at}: {report.packages} packages, {report.skills} skills, "
-        f"{report.modules} modules, {report.files_checked} files hashed; "
-        f"{report.errors} errors, {report.warnings} warnings"
+        f"{report.registry}{at}: {plural(report.packages, 'package')}, "
+        f"{plural(report.skills, 'skill')}, {plural(report.modules, 'module')}, "
+        f"{plural(report.files_checked, 'file')} hashed; "
+        f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}"
     )
     if report.ok:
         out.success(summary)

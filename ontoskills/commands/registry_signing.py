@@ -12,6 +12,7 @@ import typer
 
 from ..errors import BusyError, RegistryChangedError, UsageError
 from ..signing import ROLES
+from ..words import plural
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._options import KeysOpt
@@ -131,7 +132,7 @@ def render_sign(out: Output, report: SignReport) -> None:
 def render_rotate(out: Output, report: RotateReport) -> None:
     _signed_line(out, "registry keys rotate", report.signed, report.commit)
     out.info(f"  new {report.role} keys: {', '.join(report.keyids)}")
-    out.info(f"  {report.retired_files} old key file(s) moved to {report.retired_dir}")
+    out.info(f"  {plural(report.retired_files, 'old key file')} moved to {report.retired_dir}")
 
 
 RegistryPathArg = Annotated[Path, typer.Argument(help="Signed registry folder (or git checkout).")]

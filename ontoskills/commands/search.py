@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> SearchResponse:
-            service = open_service(app_ctx, verify)
+            service = open_service(app_ctx, verify, out)
             report_problems(out, service)
             return service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
 

@@ -6,12 +6,15 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ..catalog.verify import VerifyMode
+from ..errors import UsageError
+from ..query import split_ref
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._options import VerifyOpt
@@ -52,8 +55,42 @@ def render(out: Output, shown: SkillContext | ContextAnswer | ShownPart) -> None
         out.stdout(shown.render())
     elif isinstance(shown, ShownPart):
         out.stdout(shown.part.text)
-    else:  # a page: exactly the text the tool sends
-        out.stdout(shown.text)
+    else:  # a page: the text the tool sends, its last line saying the next step in CLI terms
+        out.stdout(cli_page(shown))
+
+
+def _cli(ref: str) -> str:
+    return f"ontoskills show {shlex.quote(ref)}"
+
+
+def cli_page(answer: ContextAnswer) -> str:
+    """A page as the tool sends it, but the footer's next step (`ontoskill(q=...)`, the
+    MCP tool's syntax, which a person at a terminal cannot type) as the CLI command."""
+    data = answer.structured
+    if data.get("kind") != "skill-part" or "\n\n" not in answer.text:
+        return answer.text
+    body = answer.text.rsplit("\n\n", 1)[0]  # the footer is the last paragraph (disclosure)
+    skill, part, nxt = data["skill"], data["part"], data.get("next")
+    if nxt:
+        return f"{body}\n\nnext page: {_cli(nxt)}"
+    return (
+        f"{body}\n\nend of #{part}. Overview: {_cli(skill)}; "
+        f"every part: {_cli(skill + '#index')}"
+    )
+
+
+def refuse_ambiguous(q: str, keys: list[str]) -> None:
+    """`show pdf` when several packages ship a `pdf`: exit 2 naming them (as `install`
+    names the close matches of a misspelt skill), never one picked silently."""
+    if not keys:
+        return
+    ref = split_ref(q)
+    listed = ", ".join(keys[:20]) + (f" (+{len(keys) - 20} more)" if len(keys) > 20 else "")
+    example = keys[0] + (f"#{ref[1]}" if ref is not None and ref[1] else "")
+    raise UsageError(
+        f"{q!r} is ambiguous: {len(keys)} installed skills have that name: {listed}",
+        hint=f"name one in full, e.g. `{_cli(example)}`",
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -75,8 +112,9 @@ def register(app: typer.Typer) -> None:
         app_ctx = _context.get(ctx, json=json, quiet=quiet)
 
         def body(out: Output) -> SkillContext | ContextAnswer | ShownPart:
-            service = open_service(app_ctx, verify)
+            service = open_service(app_ctx, verify, out)
             report_problems(out, service)
+            refuse_ambiguous(skill, service.same_named(skill))
             target = service.resolve_context(skill)
             spec = target[1] if target is not None else None
             if target is None or not spec:

@@ -91,9 +91,16 @@ def set_enabled(session: Session, targets: list[str], enabled: bool) -> Report:
                         f"{pid} has no installed skill {name}",
                         hint=f"installed: {', '.join(sorted(pkg.skills))}",
                     )
+            # a skill already in the asked state is reported as such ("already disabled"),
+            # not as if this command had changed it
+            same = [n for n in names if pkg.skills[n] == enabled]
+            changed = [n for n in names if pkg.skills[n] != enabled]
+            for name in changed:
                 pkg.skills[name] = enabled
-            m.report.changes.append(
-                Change(pid, "enabled" if enabled else "disabled", pkg.version, skills=names)
-            )
+            if changed:
+                action = "enabled" if enabled else "disabled"
+                m.report.changes.append(Change(pid, action, pkg.version, skills=changed))
+            if same:
+                m.report.changes.append(Change(pid, "unchanged", pkg.version, skills=same))
         m.commit()
     return m.report

@@ -73,7 +73,7 @@ DISABLE = Verb(name="disable")
 @dataclass
 class Change:
     package_id: str
-    action: str  # added | updated | reinstalled | unchanged | removed | enabled | disabled
+    action: str  # added | updated | installed | reinstalled | unchanged | removed | en/disabled
     version: str | None = None
     previous_version: str | None = None
     trust_tier: str | None = None
@@ -83,10 +83,20 @@ class Change:
     # and the command that serves them: search and the MCP tool do not see them until then.
     disabled: list[str] = field(default_factory=list)
     enable: str | None = None
+    # Of `disabled`, those the package ships off (`default_enabled: false`, "opt-in"); the
+    # others the user disabled (or a lock restored by `ci` says so): never called opt-in.
+    opt_in: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, action: str, pkg: LockedPackage, previous: LockedPackage | None = None) -> Change:
-        """A change that leaves `pkg` in the lock (what the CLI reports per package)."""
+    def of(
+        cls,
+        action: str,
+        pkg: LockedPackage,
+        previous: LockedPackage | None = None,
+        opt_in: list[str] | None = None,
+    ) -> Change:
+        """A change that leaves `pkg` in the lock (what the CLI reports per package);
+        `opt_in`: the skills its registry manifest ships off, when the command read it."""
         off = sorted(k for k, on in pkg.skills.items() if not on)
         whole = bool(off) and len(off) == len(pkg.skills)
         targets = [pkg.id] if whole else [f"{pkg.id}/{k}" for k in off]
@@ -100,6 +110,7 @@ class Change:
             sorted(pkg.skills),
             off,
             "ontoskills enable " + " ".join(targets) if off else None,
+            sorted(set(off) & set(opt_in or ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -113,6 +124,7 @@ class Change:
             "skills": list(self.skills),
             "disabled": list(self.disabled),
             "enable": self.enable,
+            "opt_in": list(self.opt_in),
         }
 
 
@@ -211,7 +223,7 @@ class Mutation:
         elif decision.places:
             self.record(plan, new)
             self.place(new.id)
-            self.report.changes.append(Change.of(decision.action, new, existing))
+            self.report.changes.append(Change.of(decision.action, new, existing, plan.opt_in))
 
     def _keep(self, existing: LockedPackage, new: LockedPackage) -> Change:
         """Same content, intact tree: nothing is placed. The lock entry takes what the user
@@ -254,8 +266,11 @@ class Mutation:
             new = self.stage(plan_from_lock(session, pkg, lock.registries[pkg.registry]))
             if new.integrity != package_integrity(pkg.files):  # each file was verified already
                 raise AssertionError("verified files differ from the lock")
+            # `ci` into an empty home (or a package whose folder is gone) installs it; only a
+            # folder already there is reinstalled
+            was_there = session.home.package_dir(pid).exists()
             self.place(pid)
-            self.report.changes.append(Change.of("reinstalled", pkg))
+            self.report.changes.append(Change.of("reinstalled" if was_there else "installed", pkg))
 
     def place(self, pid: str) -> None:
         """The staged folder of `pid` replaces the installed one at commit."""

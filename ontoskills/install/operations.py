@@ -7,6 +7,9 @@ previous tree and lock untouched (install/mutation.py).
 
 from __future__ import annotations
 
+import re
+
+from ..errors import NotFoundError, UsageError
 from ..lockfile import LockedPackage
 from ..safety import parse_spec
 from .mutation import INSTALL, Mutation, Report, mutation
@@ -16,13 +19,47 @@ from .session import Session
 
 
 def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
+    specs, versions = split_versions(specs)
     with mutation(session, INSTALL, opts) as m:
         if opts.frozen or not specs:
             m.restore(sorted(_group_specs(specs)))
+            for pid, want in versions.items():
+                _check_version(pid, want, m.lock.packages[pid].version, str(session.lockfile_path))
         else:
-            _resolve_specs(m, specs)
+            _resolve_specs(m, specs, versions)
         m.commit()
     return m.report
+
+
+_VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
+
+
+def split_versions(specs: list[str]) -> tuple[list[str], dict[str, str]]:
+    """`author/pkg@1.2.0` (npm's, uv's spelling): the specs without their `@version`, and
+    package id -> the version asked for. A registry serves one version of a package, its
+    current one, so a version is a check on what gets installed, never a choice."""
+    plain: list[str] = []
+    versions: dict[str, str] = {}
+    for spec in specs:
+        base, at, version = spec.partition("@")
+        if at:
+            if not _VERSION_RE.fullmatch(version):
+                raise UsageError(f"invalid version in {spec!r}", hint="write author/package@1.2.0")
+            pid, _ = parse_spec(base)
+            if versions.setdefault(pid, version) != version:
+                raise UsageError(f"{pid} asked for at two versions: {versions[pid]}, {version}")
+        plain.append(base)
+    return plain, versions
+
+
+def _check_version(pid: str, want: str, have: str, where: str) -> None:
+    if want != have:
+        raise NotFoundError(
+            f"{pid}@{want} is not available: {where} has {pid} {have}",
+            hint=f"a registry serves one version of a package, its current one "
+            f"(`ontoskills install {pid}` installs {have}); the lock pins the version you "
+            "installed, and `ontoskills ci` restores it",
+        )
 
 
 def _group_specs(specs: list[str]) -> dict[str, set[str] | None]:
@@ -46,7 +83,7 @@ def _wanted(existing: LockedPackage | None, new: set[str] | None) -> set[str] | 
     return None if previous is None else new | previous
 
 
-def _resolve_specs(m: Mutation, specs: list[str]) -> None:
+def _resolve_specs(m: Mutation, specs: list[str], versions: dict[str, str]) -> None:
     session, lock, opts = m.session, m.lock, m.opts
     for pid, skills in _group_specs(specs).items():
         existing = lock.packages.get(pid)
@@ -62,6 +99,8 @@ def _resolve_specs(m: Mutation, specs: list[str]) -> None:
             min_trust=opts.min_trust,
             existing=existing,
         )
+        if pid in versions:
+            _check_version(pid, versions[pid], plan.version, f"registry {plan.registry.name}")
         if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
             check_skills_exist(pid, skills, set(plan.skills))
         for name in skills or ():  # named now (author/pkg/skill): the user wants it served

@@ -204,8 +204,9 @@ class Outdated:
 
 
 def outdated(session: Session) -> Outdated:
-    """Compare every locked package with its registry now, without downloading packages."""
-    lock = load(session.lockfile_path, required=True)
+    """Compare every locked package with its registry now, without downloading packages.
+    No lock is an empty home, as for `list`: nothing is outdated (exit 0, not 3)."""
+    lock = load(session.lockfile_path)
     rows = []
     for pid, pkg in sorted(lock.packages.items()):
         locked_reg = lock.registries.get(pkg.registry)

@@ -62,6 +62,7 @@ class PackagePlan:
     root_keys: tuple[str, ...] | None = None  # signed registry: its trusted root's key ids
     warnings: list[str] = field(default_factory=list)
     unresolved_deps: list[str] = field(default_factory=list)
+    opt_in: list[str] = field(default_factory=list)  # off by the author's default, new here
 
     def locked_registry(self, name: str) -> LockedRegistry:
         return LockedRegistry(
@@ -245,6 +246,8 @@ def resolve(
         s.id: previous.get(s.id, s.default_enabled or (skills is not None and s.id in skills))
         for s in chosen
     }
+    # off by the package's default just now (not by a choice the lock kept: the user's)
+    plan.opt_in = sorted(k for k, on in plan.skills.items() if not on and k not in previous)
     return plan
 
 

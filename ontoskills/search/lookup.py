@@ -59,6 +59,18 @@ class NameIndex:
         rank = lambda i: (-tier_rank(self.records[i].trust_tier), self.records[i].key)  # noqa: E731
         return min(mine, key=rank)
 
+    def same_named(self, q: str) -> list[int]:
+        """The enabled skills a short name (`pdf`) picks among when several packages ship one
+        by that name; [] when `q` is a full name (key, pkg/skill, IRI) or names one skill."""
+        q = q.strip()
+        if not q or len(q) > MAX_NAME_QUERY or q.lower().removeprefix("oc:") in self.exact:
+            return []
+        hits = sorted(
+            {i for i in self.short.get(norm(q), []) if self.records[i].enabled},
+            key=lambda i: self.records[i].key,
+        )
+        return hits if len(hits) > 1 else []
+
     def resolve(self, q: str, *, enabled: bool = True) -> int | None:
         """The skill `q` names among the enabled (or, with enabled=False, disabled) ones."""
         q = q.strip()

@@ -23,6 +23,7 @@ from ..embeddings.encoder import Encoder
 from ..errors import NotFoundError, UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
+from ..progress import Reporter
 from ..query import clean, scored, split_ref
 from . import MAX_TOP_K
 from .answer import (
@@ -112,10 +113,11 @@ class SkillService:
         verify: str = "full",
         encoder_factory: Callable[[], Encoder | None] | None = None,
         build_in_child: bool = False,
+        reporter: Reporter | None = None,
     ) -> None:
         """build_in_child: a missing snapshot is built by a child process (search/rebuild.py)
         and read back, for long-lived processes (the server); not with `encoder_factory`,
-        which a child could not use."""
+        which a child could not use; reporter: told when the index is built, not read back."""
         self.config = config
         self._lock = threading.Lock()  # the per-view context caches
         rebuild = None
@@ -133,6 +135,7 @@ class SkillService:
             verify=verify,
             encoder_factory=encoder_factory,
             rebuild=rebuild,
+            reporter=reporter,
         )
 
     def _index(self, data: CatalogData, fresh: bool) -> _State | None:
@@ -282,6 +285,17 @@ class SkillService:
             return key, ref[1]
         key = _resolve(state, q)  # a plain name, or an IRI (whose '#' is its own)
         return (key, None) if key is not None else None
+
+    def same_named(self, q: str) -> list[str]:
+        """The keys of the enabled skills a short name picks among (`show pdf` with several
+        packages shipping a `pdf`), the part after '#' aside; [] when `q` names one."""
+        state = self.state
+        ref = split_ref(q)
+        if ref is None or q.strip().lower().removeprefix("oc:") in state.names.exact:
+            hits = state.names.same_named(q)  # a name, or an IRI (whose '#' is its own)
+        else:
+            hits = state.names.same_named(ref[0])
+        return [state.data.records[i].key for i in hits]
 
     def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
         """The skill's parts and budgeted answers (cached per skill and budget)."""

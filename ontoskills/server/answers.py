@@ -15,6 +15,7 @@ from typing import Any
 import mcp_types as types
 
 from ..search.answer import SearchResponse, enable_command
+from ..words import plural
 
 BUDGET = 2_400  # characters of text + compact JSON for the whole answer
 # Tried in order until the answer fits the budget: (description, matched intent, copies
@@ -45,7 +46,7 @@ def search_text(response: SearchResponse, level: tuple[int, int, int] = LEVELS[0
         if r.also_in:
             shown, more = r.also_in[:copies], len(r.also_in) - copies
             named = ", ".join(shown) + (f" (+{more} more)" if shown and more > 0 else "")
-            lines.append(f"   same skill also in: {named or f'{more} packages'}")
+            lines.append(f"   same skill also in: {named or plural(more, 'package')}")
     if response.disabled and response.disabled_lookup is None and response.results:
         lines.append("Installed but disabled (not served until enabled):")
     for d in response.disabled:

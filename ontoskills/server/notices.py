@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from ..words import plural
+
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
@@ -80,7 +82,7 @@ class Notices:
             state.generation = holder.generation  # a new connection: nothing changed for it
         elif holder.generation != state.generation:
             messages.append(
-                ("info", f"installed skills changed: now serving {holder.served} skills")
+                ("info", f"installed skills changed: now serving {plural(holder.served, 'skill')}")
             )
             state.generation = holder.generation
         for problem in holder.problems():

@@ -39,10 +39,10 @@ def assert_error(proc: subprocess.CompletedProcess[str], code: int, *, json_doc:
 @pytest.mark.parametrize(
     ("args", "code", "needle"),
     [
-        (("nosuch",), 2, "No such command"),
+        (("nosuch",), 2, "no such command"),
         (("install", "--bogus"), 2, "--bogus"),
         (("install", "--min-trust", "gold", "a/b"), 2, "--min-trust"),
-        (("remove",), 2, "Missing argument"),
+        (("remove",), 2, "missing argument"),
         (("install", "Foo/../x"), 2, "invalid package spec"),
         (("ci",), 3, "no lockfile"),
         (("info", "a/b"), 7, "not installed"),

@@ -32,6 +32,7 @@ CHANGE = {
     "skills": [None],
     "disabled": [None],
     "enable": None,
+    "opt_in": [None],
 }
 REPORT = {
     "command": None,
@@ -364,12 +365,34 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         model,
     )
     check(ERROR, "info", "acme/nope", code=7)
+    spec = {"spec": None, "whole_package": None, "skills": [None]}
+    skill = {"id": None, "enabled": None, "depends_on": [None]}
+    pkg = {
+        "package": None,
+        "version": None,
+        "trust_tier": None,
+        "registry": None,
+        "requested": [spec],
+        "skills": [skill],
+    }
+    check({"lockfile": None, "packages": [pkg], "problems": [None], **WARNINGS}, "tree")
+    why = {
+        "target": None,
+        "package": None,
+        "version": None,
+        "skill": None,
+        "enabled": None,
+        "reasons": [{"spec": None, "chain": [None]}],
+        "problems": [None],
+        **WARNINGS,
+    }
+    check(why, "why", "acme/devtools/planning")
     # Every verb that takes --json was run above (serve has no JSON output).
     assert {
         "registry add", "registry list", "registry remove", "registry init", "registry verify",
         "install", "list", "info", "outdated", "doctor", "disable", "enable", "update", "ci",
         "export-embeddings", "search", "show", "remove", "cache dir", "cache clean",
-        "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock",
+        "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock", "tree", "why",
     } <= seen, seen  # fmt: skip
 
 
@@ -436,6 +459,7 @@ def test_no_payload_is_copied_from_fields() -> None:
         "catalog/disclosure.py",
         "embeddings/export.py",
         "install/mutation.py",
+        "install/graph.py",
         "install/queries.py",
         "install/state.py",
         "publish/pack.py",

@@ -199,6 +199,8 @@ def test_a_closed_stdout_ends_quietly_with_141(
     cli: CliRunner, reg: Path, env: dict[str, str], args: tuple[str, ...]
 ) -> None:
     cli("--registry", str(reg), "install", "acme/devtools", check=True)
+    if args[0] == "search":  # the first search says on stderr that it builds the index
+        cli("search", "debug", check=True)
     proc = _closed_stdout(env, *args)
     assert proc.returncode == 141, (proc.returncode, proc.stderr)
     assert proc.stderr == "", proc.stderr  # no "error: Broken pipe", no "Exception ignored"

@@ -228,6 +228,6 @@ def test_client_is_a_choice_derived_from_the_clients_table(
     assert doc["client"] == "vscode", doc
     proc = cli("mcp-config", "--client", "emacs", "--dir", str(project), extra_env=env)
     assert proc.returncode == 2
-    assert "Invalid value for '--client'" in proc.stderr, proc.stderr
+    assert "invalid value for '--client'" in proc.stderr, proc.stderr
     assert all(f"'{name}'" in proc.stderr for name in CLIENTS), proc.stderr
     assert not any(project.rglob("*")) and not any(user.rglob("*"))
