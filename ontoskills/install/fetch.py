@@ -127,10 +127,14 @@ class PackageFetcher:
     def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
+        # One verified store (docs/RELIABILITY.md "One store"): a file is a hardlink of its
+        # blob where the filesystem allows. Not an executable: a mode belongs to the inode,
+        # and every other link of the blob would turn executable (or lose the bit) with it.
+        link = not f.executable
         sha: str | None = None
-        size = self.cache.copy_blob(f.sha256, dest) if f.sha256 else None
-        if size is not None:  # verified against its name, which is the expected hash
-            sha = f.sha256
+        placed = self.cache.link_blob(f.sha256, dest, link=link) if f.sha256 else None
+        if placed is not None:  # verified against its name, which is the expected hash
+            sha, size = f.sha256, placed[0]
         else:  # absent, or damaged (then dropped): fetch for real
             relpath = f"{plan.package_root}/{f.path}" if plan.package_root else f.path
             limit = f.size if (f.sha256 and f.size is not None) else limits.MAX_FILE_BYTES
@@ -148,10 +152,15 @@ class PackageFetcher:
                     f,
                     f"has sha256 {sha[:12]}…, expected {f.sha256[:12]}…",
                 )
-            if not self.source.is_local:
+            # Local registries too: a folder registry beside ten projects is one store, not
+            # ten copies (and the user's registry files are never linked into a home).
+            if link:
+                self.cache.share(sha, dest)
+            else:
                 self.cache.store_blob(sha, dest)
         assert sha is not None
-        set_executable(dest, f.executable)
+        if f.executable:  # always a copy of its own (see `link`)
+            set_executable(dest, True)
         return LockedFile(f.path, sha, size, f.executable)
 
     def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
