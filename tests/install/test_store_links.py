@@ -22,6 +22,7 @@ import pytest
 
 from ontoskills import lockfile
 from ontoskills.catalog.verify import verify_tree
+from ontoskills.errors import IntegrityError
 from ontoskills.filelink import Placed, place_file
 from ontoskills.install.store import DAMAGED_BLOB, SHARED_EDIT
 from ontoskills.paths import Cache, Home
@@ -337,3 +338,28 @@ def test_kills_mid_install_lose_nothing_in_either_home(tmp_path: Path, env: dict
     assert b.doctor().healthy and a.doctor().healthy
     assert {f.path: f.sha256 for f in b.lock().packages["big/pkg"].files} == before
     assert killed >= 1
+
+
+def test_checks_judged_once_per_store_still_warn_and_refuse_in_every_home(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A file's Turtle and hidden-text checks are a function of its bytes: their verdict is
+    kept beside its blob, so a second home skips the parse but not the warning, nor the
+    --strict refusal; a verdict file that is not ours is judged again."""
+    spec = PackageSpec(id="acme/hidden", skills=[SkillSpec("one", "Review\u200bcode")])
+    reg = build_registry(tmp_path / "reg", [spec])
+    a = Domain(home=tmp_path / "a")
+    a.install("acme/hidden", registry=str(reg))
+    assert any("invisible" in w for w in a.warnings)
+    verdicts = list(_cache(env).root.glob("derived/checked-*/*/*"))
+    assert verdicts  # what the second home reads instead of parsing
+    b = Domain(home=tmp_path / "b")
+    b.install("acme/hidden", registry=str(reg))
+    assert any("invisible" in w for w in b.warnings)
+    with pytest.raises(IntegrityError):
+        Domain(home=tmp_path / "c").install("acme/hidden", registry=str(reg), strict=True)
+    for verdict in verdicts:
+        verdict.write_bytes(b"[" * 5000)  # planted junk: not a verdict, judged again
+    d = Domain(home=tmp_path / "d")
+    d.install("acme/hidden", registry=str(reg))
+    assert any("invisible" in w for w in d.warnings)
