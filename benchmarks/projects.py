@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -76,18 +77,20 @@ def locked_files(lock_path: Path) -> dict[str, list[str]]:
     return {pid: [f.path for f in pkg.files] for pid, pkg in lock.packages.items()}
 
 
-def disk(*roots: Path) -> int:
-    """Bytes allocated to the files and folders under roots, each inode counted once."""
+def disk(*roots: Path) -> tuple[int, int]:
+    """Bytes allocated under roots, each inode counted once: (regular files, everything).
+    Folders are apart: a tree of links still needs its own folders (4 KiB each on ext4)."""
     seen: set[tuple[int, int]] = set()
-    total = 0
+    files = total = 0
     for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            for name in [*dirnames, *filenames, ""]:
-                st = os.lstat(os.path.join(dirpath, name) if name else dirpath)
+        for dirpath, _, filenames in os.walk(root):
+            for path in [dirpath, *(os.path.join(dirpath, n) for n in filenames)]:
+                st = os.lstat(path)
                 if (st.st_dev, st.st_ino) not in seen:
                     seen.add((st.st_dev, st.st_ino))
                     total += st.st_blocks * 512
-    return total
+                    files += st.st_blocks * 512 if stat.S_ISREG(st.st_mode) else 0
+    return files, total
 
 
 def run(registry: Path, work: Path, homes: int, limit: int | None) -> None:
@@ -116,8 +119,14 @@ def run(registry: Path, work: Path, homes: int, limit: int | None) -> None:
     print(f"| `ci` into homes 2..{homes}, warm store (median) | {med:.2f} s | {med / cold:.2f}x |")
     print(f"| plain copy + sha256 of the same files | {baseline:.2f} s | {baseline / cold:.2f}x |")
     print(f"| cold `ci` / plain copy + sha256 | | {cold / baseline:.2f}x |")
-    print(f"| disk: store + 1 home | {one / 1e6:.1f} MB | 1.00x |")
-    print(f"| disk: store + {homes} homes | {ten / 1e6:.1f} MB | {ten / one:.2f}x |")
+    for i, what in enumerate(("regular files", "files and folders")):
+        print(f"| disk ({what}): store + 1 home | {one[i] / 1e6:.1f} MB | 1.00x |")
+        print(
+            f"| disk ({what}): store + {homes} homes | {ten[i] / 1e6:.1f} MB "
+            f"| {ten[i] / one[i]:.2f}x |"
+        )
+    dirs = sum(len(d) for h in paths[:1] for _, d, _ in os.walk(h))
+    print(f"\nfolders in one home: {dirs}")
 
 
 def main() -> None:
