@@ -54,6 +54,8 @@ def place_file(src: Path, dest: Path, *, link: bool = True) -> Placed:
         except OSError as exc:
             if exc.errno not in _NO_LINK:
                 raise
+        except NotImplementedError:  # no linkat (follow_symlinks=False) on this platform
+            pass
     return _clone_or_copy(src, dest)
 
 

@@ -376,7 +376,8 @@ class Cache:
 
 
 def _size(path: Path) -> int:
-    """Bytes of the regular files under path (links not followed)."""
+    """Bytes deleting the regular files under path frees (links not followed): a blob that
+    homes hardlink (st_nlink > 1) lives on in them, so it frees nothing."""
     if os.path.islink(path):
         return 0
     total = 0
@@ -384,7 +385,7 @@ def _size(path: Path) -> int:
         for name in names:
             with contextlib.suppress(OSError):
                 st = os.lstat(os.path.join(dirpath, name))
-                total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+                total += st.st_size if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 else 0
     return total
 
 
