@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -129,7 +130,7 @@ class PackageFetcher:
     def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        # One verified store (docs/RELIABILITY.md "One store"): a file is a hardlink of its
+        # One verified store (docs/RELIABILITY.md "One verified store"): a file is a hardlink of its
         # blob where the filesystem allows. Not an executable: a mode belongs to the inode,
         # and every other link of the blob would turn executable (or lose the bit) with it.
         link = not f.executable
@@ -161,8 +162,8 @@ class PackageFetcher:
             else:
                 self.cache.store_blob(sha, dest)
         assert sha is not None
-        if f.executable:  # always a copy of its own (see `link`)
-            set_executable(dest, True)
+        if f.executable or os.stat(dest).st_nlink == 1:  # a copy of its own: 0o755 / 0o644
+            set_executable(dest, f.executable)
         return LockedFile(f.path, sha, size, f.executable)
 
     def _check(self, kind: str, package_id: str, root: Path, relpath: str) -> list[str]:

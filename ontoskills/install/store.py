@@ -28,7 +28,12 @@ class StoreIssue:
     detail: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"package": self.package, "path": self.path, "kind": self.kind}
+        return {
+            "package": self.package,
+            "path": self.path,
+            "kind": self.kind,
+            "detail": self.detail,
+        }
 
     def text(self) -> str:
         return f"{self.package}/{self.path}: {self.detail}"
