@@ -6,6 +6,7 @@ home; another filesystem falls back to copies; concurrent installs and kills los
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -26,7 +27,7 @@ from ontoskills.errors import IntegrityError
 from ontoskills.filelink import Placed, place_file
 from ontoskills.install.store import DAMAGED_BLOB, SHARED_EDIT
 from ontoskills.paths import Cache, Home
-from tests.conftest import REPO
+from tests.conftest import REPO, CliRunner
 from tests.helpers.domain import Domain
 from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
@@ -152,7 +153,11 @@ def test_doctor_reports_a_blob_that_no_longer_matches(
 
 @pytest.mark.parametrize("keep_mtime", [False, True], ids=["plain", "mtime-restored"])
 def test_an_edit_through_one_homes_link_is_refused_by_every_home(
-    homes: tuple[Domain, Domain], env: dict[str, str], registry: Path, keep_mtime: bool
+    homes: tuple[Domain, Domain],
+    env: dict[str, str],
+    registry: Path,
+    keep_mtime: bool,
+    cli_inproc: CliRunner,
 ) -> None:
     """Home b verified its tree in fast mode (stat cache) before home a's user edited a
     file in place; b's next fast verification must hash it again and refuse it. With the
@@ -161,7 +166,15 @@ def test_an_edit_through_one_homes_link_is_refused_by_every_home(
     a, b = homes
     home_b = Home(b.home_path)
     assert verify_tree(home_b, b.lock(), "fast").bad == {}  # fills b's stat cache
+    search_b = ("--home", str(b.home_path), "search", "review code", "--json")
+    served = json.loads(cli_inproc(*search_b, check=True).stdout)["results"]
+    assert served[0]["skill"] == f"{PKG}/reviewing"
     _edit_in_place(_installed(a, EDITED), keep_mtime=keep_mtime)
+    # what b's `search` serves: not the edited skill, and it names the file on stderr
+    proc = cli_inproc(*search_b, check=True)
+    assert f"{PKG}/{EDITED}" in proc.stderr
+    assert all(r["skill"] != f"{PKG}/reviewing" for r in json.loads(proc.stdout)["results"])
+    assert "Hacked" not in proc.stdout
     for home, domain in ((Home(a.home_path), a), (home_b, b)):
         result = verify_tree(home, domain.lock(), "fast")
         assert result.bad == {PKG: {EDITED}}  # never served by search, show or serve
