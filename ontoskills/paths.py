@@ -20,6 +20,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import BinaryIO
 import platformdirs
 
 from .errors import UsageError
+from .filelink import Placed, hash_regular, place_file
 from .fsutil import CHUNK, atomic_write_bytes, check_path, guard_root, make_dirs, remove_file
 from .ownership import prune
 
@@ -160,26 +162,87 @@ class Cache:
     def write(self, path: Path, data: bytes) -> None:
         """Replace `path` (under the cache) by `data`: a unique temp file in `tmp` + rename, so
         concurrent writers (threads or processes) never see or leave a half-written entry."""
-        self._replace(path, lambda out: out.write(data))
+        self._replace(path, lambda tmp: tmp.write_bytes(data))
 
-    def store_blob(self, sha256: str, src: bytes | Path) -> None:
+    def store_blob(self, sha256: str, src: bytes | Path, *, link: bool = False) -> None:
         """Keep `src` (bytes, or a file we just verified) as the blob `sha256` unless there is
-        one already. Bytes that do not hash to `sha256` are not stored."""
+        one already. Bytes that do not hash to `sha256` are not stored. Blobs are read-only
+        (0o444): with `link`, `src` itself becomes the blob (one inode, no second write)
+        where the filesystem allows, so the caller must not change its mode afterwards."""
         blob = self.blob(sha256)
         if blob.is_file():
-            return  # if damaged, the next read drops it (read_blob, copy_blob)
+            return  # if damaged, the next read drops it (read_blob, copy_blob, link_blob)
+        if link and isinstance(src, Path):
+            if hash_regular(src)[0] == sha256:
+                self._replace(blob, lambda tmp: place_file(src, tmp, link=True), fresh=True)
+            return
         digest = hashlib.sha256()
 
-        def fill(out: BinaryIO) -> None:
-            chunks = [src] if isinstance(src, bytes) else _chunks(src)
-            for chunk in chunks:
-                digest.update(chunk)
-                out.write(chunk)
+        def fill(tmp: Path) -> None:
+            with open(tmp, "wb") as out:
+                chunks = [src] if isinstance(src, bytes) else _chunks(src)
+                for chunk in chunks:
+                    digest.update(chunk)
+                    out.write(chunk)
             if digest.hexdigest() != sha256:
                 raise _Mismatch
 
         with contextlib.suppress(_Mismatch):
-            self._replace(blob, fill)
+            self._replace(blob, fill, fresh=True)
+
+    def link_blob(self, sha256: str, dest: Path, *, link: bool = True) -> tuple[int, Placed] | None:
+        """Place the blob at `dest` (which must not exist): hardlinked when `link` and the
+        filesystem allow, else reflinked or copied (filelink.place_file); returns its size and
+        how, or None when it is absent or damaged (then dropped, `dest` not left behind).
+
+        A file edited through another home's link changes the blob too, so the bytes are
+        re-verified AFTER placing them, on the very inode `dest` now names: what is linked is
+        what was checked. A blob we do not own is copied, never linked: its owner could
+        rewrite it under every home linked to it."""
+        blob = self.blob(sha256)
+        try:
+            st = os.lstat(blob)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):  # planted FIFO, device or symlink: never placed
+            with contextlib.suppress(OSError):
+                remove_file(blob)
+            return None
+        link = link and st.st_uid == getattr(os, "geteuid", lambda: st.st_uid)()
+        try:
+            how = place_file(blob, dest, link=link)
+        except FileNotFoundError:
+            return None  # dropped or cleaned by another process meanwhile: fetch instead
+        digest, size = hash_regular(dest)
+        if digest != sha256:
+            remove_file(dest)
+            with contextlib.suppress(OSError):  # unless another process replaced it since
+                if os.path.samestat(st, os.lstat(blob)):
+                    remove_file(blob)
+            return None
+        if how is Placed.LINKED and stat.S_IMODE(st.st_mode) != 0o444:
+            # stored by an older version, or chmod-ed through another home's link
+            with contextlib.suppress(OSError):
+                os.chmod(dest, 0o444)
+        return size, how
+
+    def share(self, sha256: str, staged: Path) -> None:
+        """After a verified download: keep `staged` as the blob, or when another install
+        stored it already, make `staged` a link to it, so every home shares one inode."""
+        blob = self.blob(sha256)
+        try:
+            same_device = os.stat(blob).st_dev == os.stat(staged).st_dev
+        except OSError:
+            same_device = False
+        if same_device:
+            tmp = staged.with_name(f".ontoskills-{uuid.uuid4().hex}.link")
+            placed = self.link_blob(sha256, tmp)
+            if placed is not None and placed[1] is Placed.LINKED:
+                os.replace(tmp, staged)
+                return
+            if placed is not None:
+                os.unlink(tmp)
+        self.store_blob(sha256, staged, link=True)
 
     def read_blob(self, sha256: str) -> bytes | None:
         """The blob's bytes if it is there and intact; a damaged blob is dropped."""
@@ -275,16 +338,23 @@ class Cache:
         prune(self.root, self.MANAGED, tagged=tagged, tag=CACHE_TAG)
         return freed
 
-    def _replace(self, path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    def _replace(self, path: Path, fill: Callable[[Path], object], *, fresh: bool = False) -> None:
+        """`fill` writes a unique temp name in `tmp` (fresh: the name does not exist yet, for
+        a link), then the name replaces `path`; a blob (fresh) is made read-only first."""
         # the cache is a guarded root: no write through a planted link (fsutil)
         check_path(path, leaf=False)
         self.ensure_root()
         make_dirs(path.parent)
         make_dirs(self.tmp)
-        fd, tmp = tempfile.mkstemp(dir=self.tmp, suffix=".part")
+        fd, name = tempfile.mkstemp(dir=self.tmp, suffix=".part")
+        os.close(fd)
+        tmp = Path(name)
         try:
-            with os.fdopen(fd, "wb") as out:
-                fill(out)
+            if fresh:
+                os.unlink(tmp)  # mkstemp's random name, free again: place_file creates it
+            fill(tmp)
+            if fresh:
+                os.chmod(tmp, 0o444)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -306,7 +376,8 @@ class Cache:
 
 
 def _size(path: Path) -> int:
-    """Bytes of the regular files under path (links not followed)."""
+    """Bytes deleting the regular files under path frees (links not followed): a blob that
+    homes hardlink (st_nlink > 1) lives on in them, so it frees nothing."""
     if os.path.islink(path):
         return 0
     total = 0
@@ -314,7 +385,7 @@ def _size(path: Path) -> int:
         for name in names:
             with contextlib.suppress(OSError):
                 st = os.lstat(os.path.join(dirpath, name))
-                total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+                total += st.st_size if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 else 0
     return total
 
 

@@ -1,8 +1,9 @@
 """Check installed package files against the lock before serving them.
 
-Modes: "full" re-hashes every file; "fast" re-hashes only files whose size or mtime differ
-from the last time we hashed them (a stat cache under state/derived/); "none" trusts the tree
-(missing files are still noticed when read). Failing files are reported and never served.
+Modes: "full" re-hashes every file; "fast" re-hashes only files whose size, mtime, inode or
+ctime differ from the last time we hashed them (a stat cache under state/derived/); "none"
+trusts the tree (missing files are still noticed when read). Failing files are reported
+and never served.
 """
 
 from __future__ import annotations
@@ -83,7 +84,11 @@ def verify_tree(home: Home, lock: Lockfile, mode: str) -> Verification:
                 result.fail(pid, f.path, "modified since install (size differs from the lock)")
                 continue
             key = f"{pid}/{f.path}"
-            entry = [f.sha256, st.st_size, st.st_mtime_ns]
+            # The inode and its change time too: a file may be a hardlink shared with other
+            # homes (paths.Cache.link_blob), and a write through any of them, even one that
+            # restores the mtime (`cp -p`, `rsync --inplace -t`), changes the ctime, which no
+            # user can set. A new link elsewhere changes it as well: one re-hash, no harm.
+            entry = [f.sha256, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
             if mode == VerifyMode.FAST and cached.get(key) == entry:
                 fresh[key] = entry
                 continue

@@ -66,5 +66,12 @@ def render(out: Output, rep: DoctorReport) -> None:
         out.warn(f"stale lock owner record (pid {rep.stale_owner.get('pid')}, gone)")
     for problem in rep.model_drift + rep.problems:
         out.warn(problem)
+    for issue in rep.store.issues:
+        out.warn(issue.text())
+    if rep.store.relinkable:
+        out.info(
+            f"{rep.store.relinkable} files are copies the store could share (installed "
+            "before it, or after `cache clean`): `ontoskills install --force PKG` links them"
+        )
     if rep.healthy:
         out.success("healthy")

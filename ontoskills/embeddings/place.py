@@ -1,4 +1,5 @@
-"""Put a model file into the home: hardlink from the cache when possible, else copy.
+"""Put a model file into the home: hardlink from the cache when possible, else reflink or
+copy (the base layer's `filelink.place_file` decides, as it does for package files).
 
 Either way the destination appears atomically (temp name in the same folder + os.replace), so
 a reader (an OntoSkills server starting up) sees the old file or the new one, never half.
@@ -8,10 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
+from ..filelink import Placed, place_file
 from ..fsutil import fsync_dir, make_dirs, sha256_file
 
 
@@ -22,7 +23,7 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 def link_or_copy(src: Path, dest: Path, *, link: bool = True) -> str:
-    """Place src at dest; returns "linked", "copied" or "present" (already identical).
+    """Place src at dest; returns "linked", "cloned", "copied" or "present" (identical).
 
     link=False for a user's own folder: a later edit in the home must not reach back into it.
     """
@@ -37,20 +38,14 @@ def link_or_copy(src: Path, dest: Path, *, link: bool = True) -> str:
     os.close(fd)
     os.unlink(tmp)
     try:
-        try:
-            if not link:
-                raise OSError("copy requested")
-            os.link(src, tmp)
-            how = "linked"
-        except OSError:  # another filesystem, or links not allowed: copy
-            shutil.copyfile(src, tmp)
+        how = place_file(src, Path(tmp), link=link)
+        if how is not Placed.LINKED:  # new bytes: durable before the name points at them
             with open(tmp, "rb+") as fh:
                 os.fsync(fh.fileno())
-            how = "copied"
         os.replace(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     fsync_dir(dest.parent)
-    return how
+    return how.value

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -102,13 +104,14 @@ class PackageFetcher:
         if total > limits.MAX_PACKAGE_BYTES:
             raise LimitExceededError(f"{plan.package_id} is {total} bytes, over the package limit")
         for rec in records:
-            if rec.path.endswith(".ttl"):
-                self._check_turtle(plan.package_id, dest_root, rec.path)
-            elif rec.path == "package.json" or rec.path.endswith("intents.json"):
-                self._check_json_text(plan.package_id, dest_root, rec.path)
-            elif rec.path.rsplit("/", 1)[-1] == "SKILL.md":  # served to agents as is
-                data = dest_root.joinpath(*rec.path.split("/")).read_bytes()
-                self._report_hidden(plan.package_id, rec.path, data.decode("utf-8", "replace"))
+            kind = _check_kind(rec.path)
+            if kind is None:
+                continue
+            hidden = self._checked(rec.sha256, kind)
+            if hidden is None:  # not judged before: parse (exit 4 on bad syntax) and scan
+                hidden = self._check(kind, plan.package_id, dest_root, rec.path)
+                self._mark_checked(rec.sha256, kind, hidden)
+            self._report_hidden(plan.package_id, rec.path, hidden)
         return records
 
     def _fetch_one(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
@@ -127,10 +130,14 @@ class PackageFetcher:
     def _fetch_into(self, plan: PackagePlan, f: PlannedFile, dest_root: Path) -> LockedFile:
         dest = safe_join(dest_root, f.path, f"file path in {plan.package_id}")
         dest.parent.mkdir(parents=True, exist_ok=True)
+        # One verified store (docs/RELIABILITY.md "One verified store"): a file is a hardlink of its
+        # blob where the filesystem allows. Not an executable: a mode belongs to the inode,
+        # and every other link of the blob would turn executable (or lose the bit) with it.
+        link = not f.executable
         sha: str | None = None
-        size = self.cache.copy_blob(f.sha256, dest) if f.sha256 else None
-        if size is not None:  # verified against its name, which is the expected hash
-            sha = f.sha256
+        placed = self.cache.link_blob(f.sha256, dest, link=link) if f.sha256 else None
+        if placed is not None:  # verified against its name, which is the expected hash
+            sha, size = f.sha256, placed[0]
         else:  # absent, or damaged (then dropped): fetch for real
             relpath = f"{plan.package_root}/{f.path}" if plan.package_root else f.path
             limit = f.size if (f.sha256 and f.size is not None) else limits.MAX_FILE_BYTES
@@ -148,47 +155,92 @@ class PackageFetcher:
                     f,
                     f"has sha256 {sha[:12]}…, expected {f.sha256[:12]}…",
                 )
-            if not self.source.is_local:
+            # Local registries too: a folder registry beside ten projects is one store, not
+            # ten copies (and the user's registry files are never linked into a home).
+            if link:
+                self.cache.share(sha, dest)
+            else:
                 self.cache.store_blob(sha, dest)
         assert sha is not None
-        set_executable(dest, f.executable)
+        if f.executable or os.stat(dest).st_nlink == 1:  # a copy of its own: 0o755 / 0o644
+            set_executable(dest, f.executable)
         return LockedFile(f.path, sha, size, f.executable)
 
-    def _check_turtle(self, package_id: str, root: Path, relpath: str) -> None:
-        path = root.joinpath(*relpath.split("/"))
-        data = path.read_bytes()
+    def _check(self, kind: str, package_id: str, root: Path, relpath: str) -> list[str]:
+        """The hidden characters of a staged file (sorted, once each) after its checks."""
+        data = root.joinpath(*relpath.split("/")).read_bytes()
+        if kind == "ttl":
+            text = self._check_turtle(package_id, relpath, data)
+        elif kind == "json":
+            text = _json_text(package_id, relpath, data)
+        else:  # SKILL.md, served to agents as is
+            text = data.decode("utf-8", "replace")
+        return sorted(set(find_hidden_unicode(text)))
+
+    # A file's checks are a function of its bytes: their verdict is kept beside its blob, so
+    # a home restoring files another home installed (ten projects, one store) links them
+    # without parsing and scanning them again. Keyed by the checks' version and the Unicode
+    # database the hidden set derives from; anything unreadable is judged again.
+    def _verdict(self, sha256: str, kind: str) -> Path:
+        folder = f"checked-{_CHECKS_VERSION}-{unicodedata.unidata_version}"
+        return self.cache.root / "derived" / folder / sha256[:2] / f"{sha256}.{kind}"
+
+    def _checked(self, sha256: str, kind: str) -> list[str] | None:
+        try:
+            value = jsonio.loads_derived(self._verdict(sha256, kind).read_bytes())
+        except (OSError, ValueError):
+            return None
+        ok = isinstance(value, list) and all(isinstance(c, str) for c in value)
+        return value if ok else None
+
+    def _mark_checked(self, sha256: str, kind: str, hidden: list[str]) -> None:
+        # a cache: losing it costs a check; a symlink planted in it is refused (exit 4) as
+        # at every folder of the cache (fsutil: guarded roots)
+        with contextlib.suppress(OSError):
+            self.cache.write(self._verdict(sha256, kind), json.dumps(hidden).encode())
+
+    def _check_turtle(self, package_id: str, relpath: str, data: bytes) -> str:
         source = f"{package_id}: {relpath}"
         if b"\\u" in data or b"\\U" in data:  # escapes can spell hidden characters
             quads = parse_turtle(data, source)  # the one reader; exit 4
-            self._report_hidden(package_id, relpath, readable_text(data, quads))
-        else:  # readable_text would be the raw text: only the syntax needs checking
-            check_turtle(data, source)
-            self._report_hidden(package_id, relpath, data.decode("utf-8", "replace"))
+            return readable_text(data, quads)
+        check_turtle(data, source)  # readable_text would be the raw text: syntax only
+        return data.decode("utf-8", "replace")
 
-    def _check_json_text(self, package_id: str, root: Path, relpath: str) -> None:
-        """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
-        data = root.joinpath(*relpath.split("/")).read_bytes()
-        text = data.decode("utf-8", "replace")
-        intents = relpath.endswith("intents.json")
-        if intents:
-            # Over the vector bounds is refused now (exit 4); a merely malformed file is not
-            # ours to judge here: it is reported where it is used.
-            with contextlib.suppress(FormatError, UnsafePathError):
-                parse_intents(data, source=f"{package_id}: {relpath}")
-        if b"\\u" in data:
-            items = limits.MAX_INTENTS_ITEMS if intents else limits.MAX_JSON_ITEMS
-            with contextlib.suppress(OntoskillsError):
-                value = jsonio.loads(data, source=relpath, max_items=items)
-                text += json.dumps(value, ensure_ascii=False)
-        self._report_hidden(package_id, relpath, text)
-
-    def _report_hidden(self, package_id: str, relpath: str, text: str) -> None:
-        hidden = find_hidden_unicode(text)
+    def _report_hidden(self, package_id: str, relpath: str, hidden: list[str]) -> None:
         if hidden:
             msg = (
                 f"{package_id}: {relpath} contains invisible/bidi characters "
-                f"({', '.join(sorted(set(hidden))[:5])}) that can hide instructions"
+                f"({', '.join(hidden[:5])}) that can hide instructions"
             )
             if self.strict:
                 raise IntegrityError(msg, hint="inspect the file; drop --strict to accept it")
             self.warnings.append(msg)
+
+
+_CHECKS_VERSION = 1  # raise when a check below changes what it finds
+
+
+def _check_kind(relpath: str) -> str | None:
+    if relpath.endswith(".ttl"):
+        return "ttl"
+    if relpath == "package.json" or relpath.endswith("intents.json"):
+        return "json"
+    return "skillmd" if relpath.rsplit("/", 1)[-1] == "SKILL.md" else None
+
+
+def _json_text(package_id: str, relpath: str, data: bytes) -> str:
+    """Intents and descriptions an agent reads: hidden Unicode, raw or \\u-escaped."""
+    text = data.decode("utf-8", "replace")
+    intents = relpath.endswith("intents.json")
+    if intents:
+        # Over the vector bounds is refused now (exit 4); a merely malformed file is not
+        # ours to judge here: it is reported where it is used.
+        with contextlib.suppress(FormatError, UnsafePathError):
+            parse_intents(data, source=f"{package_id}: {relpath}")
+    if b"\\u" in data:
+        items = limits.MAX_INTENTS_ITEMS if intents else limits.MAX_JSON_ITEMS
+        with contextlib.suppress(OntoskillsError):
+            value = jsonio.loads(data, source=relpath, max_items=items)
+            text += json.dumps(value, ensure_ascii=False)
+    return text

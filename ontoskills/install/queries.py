@@ -19,6 +19,7 @@ from ..sources.sparse import client_tier
 from . import homelock
 from .session import Session
 from .state import Drift, installed_package_dirs, package_drift
+from .store import StoreReport, check_store
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,7 @@ class DoctorReport:
     problems: list[str] = field(default_factory=list)
     model_drift: list[str] = field(default_factory=list)  # embedding model files vs the lock
     planted_links: list[str] = field(default_factory=list)  # symlinks at folders we write
+    store: StoreReport = field(default_factory=StoreReport)  # files vs their blobs
 
     @property
     def drifted(self) -> bool:
@@ -271,7 +273,13 @@ class DoctorReport:
 
     @property
     def healthy(self) -> bool:
-        return not (self.drifted or self.staging or self.lock_error or self.problems)
+        return not (
+            self.drifted
+            or self.staging
+            or self.lock_error
+            or self.problems
+            or self.store.damaged_blobs
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -284,6 +292,7 @@ class DoctorReport:
             "problems": list(self.problems),
             "model_drift": list(self.model_drift),
             "planted_links": list(self.planted_links),
+            "store": self.store.to_json(),
         }
 
 
@@ -322,6 +331,7 @@ def doctor(session: Session, *, fast: bool = False) -> DoctorReport:
         return report
     for pid, pkg in sorted(lock.packages.items()):
         report.packages[pid] = package_drift(home, pkg, fast=fast)
+    report.store = check_store(home, session.cache, lock, report.packages, fast=fast)
     report.unmanaged = [p for p in installed_package_dirs(home) if p not in lock.packages]
     if lock.embeddings is not None or any(p.with_embeddings for p in lock.packages.values()):
         from ..embeddings.sync import doctor_checks  # numpy & co. only when needed

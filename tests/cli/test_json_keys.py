@@ -257,6 +257,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "problems": [None],
         "model_drift": [None],
         "planted_links": [None],
+        "store": {"linked": None, "copies": None, "relinkable": None, "issues": [None]},
         **WARNINGS,
     }
     check(doctor, "doctor")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,10 +96,11 @@ def test_a_mismatch_on_a_first_install_does_not_point_to_update(
 
 @pytest.mark.parametrize("served", [b"MIT!", b"not MIT\n"])
 def test_a_mismatch_against_the_lock_points_to_update(
-    cli: CliRunner, reg: Path, home: Path, served: bytes
+    cli: CliRunner, reg: Path, home: Path, served: bytes, env: dict[str, str]
 ) -> None:
     cli("--registry", str(reg), "install", "acme/devtools", check=True)
     (home / DEVTOOLS / "LICENSE").unlink()  # the tree needs a repair from the locked registry
+    shutil.rmtree(env["ONTOSKILLS_CACHE_DIR"])  # ... which the store no longer holds either
     (reg / "packages/acme/devtools/LICENSE").write_bytes(served)
     proc = cli("install")
     assert proc.returncode == 4, proc.stderr

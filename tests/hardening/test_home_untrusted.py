@@ -108,6 +108,7 @@ INSTALL_WRITES = [
     "cache/blobs/sha256",
     "cache/http",
     "cache/tmp",
+    "cache/derived/checked-*",  # the checks' verdicts (install/fetch.py)
 ]
 # Every other folder a populated home and cache hold (`*`: one of a family, the first found).
 OTHER_FOLDERS = [
@@ -122,6 +123,7 @@ OTHER_FOLDERS = [
     "home/state/derived/vectors/acme",
     "cache/blobs/sha256/*",
     "cache/derived",
+    "cache/derived/checked-*/*",
     "cache/models",
 ]
 CASES = INSTALL_WRITES + OTHER_FOLDERS

@@ -467,14 +467,16 @@ def test_a_lock_naming_a_location_that_is_not_a_registry(
     locked_home: Callable[[str], Path],
     shape: str,
     verb: str,
+    env: dict[str, str],
 ) -> None:
-    """`ci` (the tree gone, so it must fetch) and `outdated`: the lock's registry `good`
-    named with the location, never a package "removed from the registry" (exit 0) or a
-    file "tampered" (exit 4)."""
+    """`ci` (the tree and the store gone, so it must fetch) and `outdated`: the lock's
+    registry `good` named with the location, never a package "removed from the registry"
+    (exit 0) or a file "tampered" (exit 4)."""
     where = shape_of(shape)
     home = locked_home(where)
     if verb == "ci":
         shutil.rmtree(home / "ontologies")
+        shutil.rmtree(env["ONTOSKILLS_CACHE_DIR"])  # the verified store would restore it
     proc = cli_inproc(verb)
     _refused(proc, "good", where)
 

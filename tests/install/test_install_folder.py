@@ -146,6 +146,9 @@ def test_tampered_registry_file_exit_4_and_nothing_changes(
         '@prefix oc: <https://ontoskills.sh/ontology#> .\noc:x oc:y "evil" .\n'
     )
     shutil.rmtree(home / "ontologies/author/acme/devtools/reviewing")  # force a re-fetch
+    # ... from the registry: the verified store (which a folder registry fills too) would
+    # otherwise satisfy the lock without reading the changed file
+    shutil.rmtree(env["ONTOSKILLS_CACHE_DIR"])
     tree_damaged = _tree(home / "ontologies")
     with pytest.raises(IntegrityError) as err:
         domain.install(frozen=True)
