@@ -147,6 +147,8 @@ def _line_of(text: str, section: str, key: str | None) -> int | None:
             current = line.strip("[] ").split("]")[0].replace('"', "").replace("'", "")
             if key is None and current == section:
                 return n
+            if key is not None and current in (f"{section}.{key}" if section else key,):
+                return n  # a table's own header: `[dependecies]`, `[registries.corp]`
             continue
         if key is not None and current == section and "=" in line:
             name = line.split("=", 1)[0].strip().strip("\"'")
@@ -168,10 +170,17 @@ class _Reader:
         where = f"{section}.{key}" if section and key else (section or key or "")
         return Table(data, source, ConfigError, path=where, hint=f"fix {self.path}")
 
-    def known(self, data: dict[str, Any], section: str, keys: tuple[str, ...]) -> None:
+    def known(
+        self, data: dict[str, Any], section: str, keys: tuple[str, ...], entry: Table | None = None
+    ) -> None:
+        """Refuse a key not in `keys`; `entry`: the inline table holding them, whose line
+        is named when the key's own is not found (`"a/b" = { skils = [] }`)."""
         for k in data:
             if k not in keys:
-                self.table({}, section, k).fail(f"is not a known key (known: {', '.join(keys)})")
+                message = f"is not a known key (known: {', '.join(keys)})"
+                if entry is not None and _line_of(self.text, section, k) is None:
+                    entry.fail(message, k)
+                self.table({}, section, k).fail(message)
 
     def section(self, top: dict[str, Any], name: str) -> dict[str, Any]:
         raw = top.get(name, {})
@@ -209,7 +218,7 @@ def _dependencies(r: _Reader, deps: dict[str, Any]) -> dict[str, Dependency]:
     out = {}
     for spec, raw in deps.items():
         t = r.table(raw, "dependencies", spec)
-        r.known(t.data, f"dependencies.{spec}", DEPENDENCY_KEYS)
+        r.known(t.data, f"dependencies.{spec}", DEPENDENCY_KEYS, t)
         try:
             pid, skill = parse_spec(spec)
         except UsageError:

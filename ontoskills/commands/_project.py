@@ -10,22 +10,18 @@ from pathlib import Path
 from ..install.mutation import Report
 from ..install.options import InstallOptions
 from ..install.session import Session
-from ..manifest import tier_rank
 from ..project import Project
 from ._context import AppContext
 from ._mutation import run_mutation
 
 
 def project_options(project: Project, opts: InstallOptions) -> InstallOptions:
-    """`opts` with the manifest's `[embeddings]` and `[policy] min_trust` folded in (the
-    stricter of the flag and the policy)."""
-    emb, policy = project.manifest.embeddings, project.manifest.policy
-    min_trust = opts.min_trust
-    if policy.min_trust and (not min_trust or tier_rank(policy.min_trust) > tier_rank(min_trust)):
-        min_trust = policy.min_trust
+    """`opts` with the manifest's `[embeddings]` folded in (`[policy]` is checked by
+    install/sync.py itself, so its refusal names the rule, not a flag)."""
+    emb = project.manifest.embeddings
     return InstallOptions(
         with_embeddings=opts.with_embeddings or emb.enabled,
-        min_trust=min_trust,
+        min_trust=opts.min_trust,
         locked=opts.locked,
         frozen=opts.frozen,
         strict=opts.strict,
