@@ -22,9 +22,7 @@ def test_a_member_finds_the_root(
 ) -> None:
     (project / "ontoskills.toml").write_text('[workspace]\nmembers = ["apps/*"]\n')
     web = _member(project, "web", '[dependencies]\n"acme/design" = {}\n')
-    api = _member(
-        project, "api", '[dependencies]\n"acme/devtools" = { skills = ["reviewing"] }\n'
-    )
+    api = _member(project, "api", '[dependencies]\n"acme/devtools" = { skills = ["reviewing"] }\n')
     monkeypatch.chdir(web)
     cli_inproc("sync", check=True)
     assert not (web / "ontoskills.lock").exists() and not (web / ".ontoskills").exists()
