@@ -63,3 +63,11 @@ def run_sync(
             raise
 
     run_mutation(app, action, warm=True)
+
+
+def check_lock_policy(app: AppContext) -> None:
+    """The project's lock against its `[policy]` (serve: exit 4 naming rule and package)."""
+    from ..install.sync import check_lock_policy as check
+    from ..lockfile import load
+
+    check(load(app.lockfile), app.desired())

@@ -18,7 +18,7 @@ MAX_PROBLEMS_SHOWN = 10
 def open_service(app: AppContext, verify: VerifyMode) -> SkillService:
     from ..search.service import SkillService  # numpy, pyoxigraph: only when a verb opens it
 
-    return SkillService(app.home, app.lockfile, app.config, verify=verify)
+    return SkillService(app.home, app.lockfile, app.session_config, verify=verify)
 
 
 def report_problems(out: Output, service: SkillService) -> None:

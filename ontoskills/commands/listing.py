@@ -24,8 +24,9 @@ def register(app: typer.Typer) -> None:
 
         def text(out: Output, listed: PackageList) -> None:
             if not listed.packages:
-                out.info("no packages installed")
+                out.info(f"no packages installed in {app_ctx.where}")
                 return
+            out.info(app_ctx.where)
             out.table(
                 ("package", "version", "trust", "skills", "files"),
                 (
