@@ -15,6 +15,7 @@ environment (docs/SECURITY.md). Edits (`projectedit.py`) keep comments and layou
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -318,18 +319,31 @@ def _upward(start: Path) -> Iterator[Path]:
     yield from start.parents
 
 
+def _manifest_in(folder: Path) -> bool:
+    """Whether `folder` holds a manifest we may use. One in a folder anyone may write to
+    (`/tmp`, sticky or not) is ignored: another user could have planted it there to send
+    every command run below it to their registries and their tree (git's safe.directory
+    guards the same walk)."""
+    if not (folder / MANIFEST_NAME).is_file():
+        return False
+    try:
+        return not os.stat(folder).st_mode & stat.S_IWOTH
+    except OSError:
+        return False
+
+
 def discover(start: Path) -> Project | None:
     """The project `start` (a folder) is in: the first manifest upward, and the workspace
     root that lists it when there is one; None outside any project."""
     start = Path(os.path.abspath(start))
-    nearest = next((d for d in _upward(start) if (d / MANIFEST_NAME).is_file()), None)
+    nearest = next((d for d in _upward(start) if _manifest_in(d)), None)
     if nearest is None:
         return None
     here = load_manifest(nearest / MANIFEST_NAME)
     root = here
     if here.members is None:
         for d in nearest.parents:
-            if (d / MANIFEST_NAME).is_file():
+            if _manifest_in(d):
                 candidate = load_manifest(d / MANIFEST_NAME)
                 if candidate.members is not None and nearest in member_dirs(candidate):
                     root = candidate

@@ -111,3 +111,16 @@ def test_add_outside_a_project_says_how_to_start_one(
     monkeypatch.chdir(tmp_path)
     proc = cli_inproc("add", "acme/design")
     assert proc.returncode == 2 and "ontoskills init" in proc.stderr
+
+
+def test_a_manifest_in_a_world_writable_folder_is_ignored(
+    tmp_path: Path, cli_inproc: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared-tmp"
+    (shared / "mine").mkdir(parents=True)
+    (shared / "ontoskills.toml").write_text('[dependencies]\n"acme/design" = {}\n')
+    shared.chmod(0o1777)  # like /tmp: anyone may plant a manifest here
+    monkeypatch.chdir(shared / "mine")
+    proc = cli_inproc("list", check=True)
+    assert "project" not in proc.stderr
+    assert not (shared / ".ontoskills").exists()
