@@ -10,6 +10,7 @@ from pathlib import Path
 from ..install.mutation import Report
 from ..install.options import InstallOptions
 from ..install.session import Session
+from ..install.sync import Desired
 from ..project import Project
 from ._context import AppContext
 from ._mutation import run_mutation
@@ -46,20 +47,24 @@ def run_sync(
     project = app.project
     assert project is not None
     target = project.here.path
+    app.desired().check_registries()  # before the tree's lock creates anything (exit 2)
+
+    old: list[bytes] = []  # the manifest's bytes before the edit, once it is made
+
+    def wanted() -> Desired:
+        # called by sync under the project's lock (concurrent `add`s serialise their
+        # read-modify-write of the manifest); an edit refused here writes nothing
+        if edit is not None:
+            old.append(edit(target))
+            app.reset_project()  # read the edited manifest
+        return app.desired()
 
     def action(session: Session) -> Report:
-        # inside the command's error contract (one line + hint, --json): an edit refused
-        # here writes nothing; a sync that fails puts the manifest's old bytes back
-        old = edit(target) if edit is not None else None
         try:
-            if old is not None:
-                app.reset_project()  # read the edited manifest
-            current = app.project
-            assert current is not None
-            return sync(session, app.desired(), project_options(current, opts), clean=clean)
-        except BaseException:
-            if old is not None:
-                write(target, old)
+            return sync(session, wanted, project_options(project, opts), clean=clean)
+        except BaseException:  # a failed sync puts the manifest's old bytes back
+            if old:
+                write(target, old[0])
             raise
 
     run_mutation(app, action, warm=True)

@@ -90,8 +90,12 @@ def add_cmd(
     """Declare packages in ontoskills.toml, then sync (the manifest is kept if it fails)."""
     app = _context.get(ctx, json=json, quiet=quiet)
     _in_project(app, "add")
-    if registry is not None and not is_valid_name(registry):
-        raise UsageError(f"--registry {registry!r} is not a registry name")
+    if registry is not None and registry not in app.desired().registries:
+        raise UsageError(
+            f"--registry {registry!r} is not declared",
+            hint="declare it under [registries.NAME] in ontoskills.toml, or with "
+            "`ontoskills registry add`",
+        )
     skills = list(skill or [])
     by_pkg: dict[str, list[str]] = {}
     for spec in specs:

@@ -12,6 +12,7 @@ a refusal is exit 4 naming the rule and the package.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,12 +156,21 @@ def check_lock_policy(lock: Lockfile, want: Desired) -> None:
 
 
 # ------------------------------------------------------------------------------ sync
-def sync(session: Session, want: Desired, opts: InstallOptions, *, clean: bool = False) -> Report:
+def sync(
+    session: Session,
+    wanted: Callable[[], Desired],
+    opts: InstallOptions,
+    *,
+    clean: bool = False,
+) -> Report:
     """Bring the lock and tree to the manifest (`clean`: `ci`, a wiped tree from the lock,
-    which must already match the manifest)."""
-    want.check_registries()
+    which must already match the manifest). `wanted()` reads the manifests under the
+    project's lock, after the edit `add` or `remove` makes there: two of them at once
+    serialise their read-modify-write of the manifest with the sync."""
     verb = CI if clean else SYNC
     with mutation(session, verb, opts) as m:
+        want = wanted()
+        want.check_registries()
         if not opts.frozen:
             d = diff(m.lock, want)
             if d and (opts.locked or clean):

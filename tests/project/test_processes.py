@@ -103,3 +103,31 @@ def test_a_kill_at_any_rename_of_add_loses_nothing(
         cli("sync", check=True)
         assert (project / "ontoskills.lock").read_bytes() == reference, k
         _tree_matches_lock(project)
+
+
+def test_two_adds_at_once_both_land_in_the_manifest(
+    project: Path, env: dict[str, str], cli: CliRunner
+) -> None:
+    (project / "ontoskills.toml").write_text("# mine\n[dependencies]\n")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ontoskills", "add", pid],
+            cwd=project,
+            env=_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for pid in ("acme/design", "acme/devtools")
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    text = (project / "ontoskills.toml").read_text()
+    assert text.startswith("# mine\n")
+    assert '"acme/design" = {}' in text and '"acme/devtools" = {}' in text
+    assert set(lockfile.load(project / "ontoskills.lock").packages) == {
+        "acme/design",
+        "acme/devtools",
+    }
+    _tree_matches_lock(project)
