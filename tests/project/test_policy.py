@@ -44,3 +44,10 @@ def test_policy_applies_to_ci_of_an_existing_lock(project: Path, cli_inproc: Cli
         project, '[dependencies]\n"acme/devtools" = {}\n[policy]\nallowed_registries = ["local"]\n'
     )
     cli_inproc("ci", check=True)
+
+
+def test_require_signed_refuses_an_unsigned_registry(project: Path, cli_inproc: CliRunner) -> None:
+    _write(project, '[dependencies]\n"acme/design" = {}\n[policy]\nrequire_signed = true\n')
+    proc = cli_inproc("sync")
+    assert proc.returncode == 10, proc.stderr
+    assert not (project / "ontoskills.lock").exists()
