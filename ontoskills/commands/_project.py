@@ -76,3 +76,14 @@ def check_lock_policy(app: AppContext) -> None:
     from ..lockfile import load
 
     check(load(app.lockfile), app.desired())
+
+
+def policy_min_trust(project: Project, flag: str | None) -> str | None:
+    """The stricter of `--min-trust` and `[policy] min_trust` (update re-resolves through
+    install/resolve.py, whose refusal is exit 4)."""
+    from ..manifest import tier_rank
+
+    policy = project.manifest.policy.min_trust
+    if policy and (not flag or tier_rank(policy) > tier_rank(flag)):
+        return policy
+    return flag

@@ -51,3 +51,14 @@ def test_require_signed_refuses_an_unsigned_registry(project: Path, cli_inproc: 
     proc = cli_inproc("sync")
     assert proc.returncode == 10, proc.stderr
     assert not (project / "ontoskills.lock").exists()
+
+
+def test_update_in_a_project_keeps_to_the_policy(project: Path, cli_inproc: CliRunner) -> None:
+    _write(project, '[dependencies]\n"acme/design" = {}\n')
+    cli_inproc("sync", check=True)
+    lock = (project / "ontoskills.lock").read_bytes()
+    _write(project, '[dependencies]\n"acme/design" = {}\n[policy]\nmin_trust = "official"\n')
+    proc = cli_inproc("update")
+    assert proc.returncode == 4, proc.stderr
+    assert "acme/design" in proc.stderr
+    assert (project / "ontoskills.lock").read_bytes() == lock
