@@ -33,6 +33,8 @@ def _nothing_written(root: Path) -> None:
             ":2: dependencies.acme/design.skills",
         ),
         ("[dependencies]\nnot-a-package = {}\n", ":2: dependencies.not-a-package"),
+        ('[dependencies."acme/design"]\n\nskils = ["x"]\n', ":3: dependencies.acme/design.skils"),
+        ('[dependencies]\n"acme/design" = { skills = ["../x"] }\n', ":2: dependencies.acme/design"),
         ('\n\n[policy]\nmin_trust = "high"\n', ":4: policy.min_trust"),
         ("[embeddings]\nenabled = 1\n", ":2: embeddings.enabled"),
         ('[registries.corp]\ntrust = "official"\n', "registries.corp.url is missing"),
