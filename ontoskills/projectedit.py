@@ -25,11 +25,6 @@ TEMPLATE = """\
 # hashes in ontoskills.lock. Commit this file and ontoskills.lock; .ontoskills/ is ignored.
 # Every key: docs/LOCKFILE.md ("The project manifest").
 
-[dependencies]
-# "obra/superpowers" = {}                                      # the whole package
-# "anthropics/claude-code" = { skills = ["hook-development"] }  # some skills (+ their deps)
-# "acme/tools" = { registry = "corp" }                          # from a registry below
-
 # [registries.corp]    # same keys as config.toml; a relative path is relative to this file
 # url = "https://skills.corp.example/"
 # trust = "official"   # tokens never go here: ONTOSKILLS_TOKEN_FOR / the environment
@@ -38,13 +33,19 @@ TEMPLATE = """\
 # enabled = true
 # path = "models/minilm"   # a local encoder folder, relative to this file
 
-# [policy]             # enforced by add, sync, install, ci and serve (exit 4)
+# [policy]             # enforced by add, sync, install, ci, update and serve (exit 4)
 # min_trust = "verified"
 # require_signed = false
 # allowed_registries = ["ontostore"]
 
 # [workspace]          # a monorepo: one lock and one .ontoskills/ here for every member
 # members = ["apps/*"]
+
+# Last, so what `add` appends lands here, under these examples:
+# "obra/superpowers" = {}                                      # the whole package
+# "anthropics/claude-code" = { skills = ["hook-development"] }  # some skills (+ their deps)
+# "acme/tools" = { registry = "corp" }                          # from a registry above
+[dependencies]
 """
 
 GITIGNORE_LINE = f"/{TREE_NAME}/"
