@@ -26,7 +26,8 @@ def register(app: typer.Typer) -> None:
             if not listed.packages:
                 out.info(f"no packages installed in {app_ctx.where}")
                 return
-            out.info(app_ctx.where)
+            if app_ctx.project is not None:  # the global home's listing stays as it was
+                out.info(app_ctx.where)
             out.table(
                 ("package", "version", "trust", "skills", "files"),
                 (
