@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 # Order here is the order in `--help`.
 COMMAND_MODULES: tuple[str, ...] = (
+    "project",
     "install",
     "ci",
     "update",
@@ -42,6 +43,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 # verb -> the module registering it (tests/cli/test_imports.py holds this to `register`).
 VERBS: dict[str, str] = {
+    "init": "project",
+    "add": "project",
+    "sync": "project",
     "install": "install",
     "ci": "ci",
     "update": "update",
@@ -68,7 +72,7 @@ VERBS: dict[str, str] = {
     "unlink": "link",
 }
 # The root options (see `build_app`): which take a value, which are flags.
-_VALUE_OPTIONS = ("--home", "--lockfile", "--registry")
+_VALUE_OPTIONS = ("--home", "--lockfile", "--registry", "--project")
 _FLAGS = (
     "--offline",
     "--allow-insecure-http",
@@ -77,6 +81,8 @@ _FLAGS = (
     "--quiet",
     "-q",
     "--no-color",
+    "-g",
+    "--global",
 )
 
 
@@ -104,13 +110,28 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
     @app.callback()
     def root(
         ctx: typer.Context,
+        # ONTOSKILLS_HOME / ONTOSKILLS_LOCKFILE move the global home (paths.Home.resolve);
+        # only the flags turn project discovery off (cargo: CARGO_HOME is not the project)
         home: Annotated[
-            str | None, typer.Option("--home", envvar="ONTOSKILLS_HOME", help="Home folder.")
+            str | None,
+            typer.Option("--home", help="Home folder (no project discovery; env ONTOSKILLS_HOME)."),
         ] = None,
         lockfile: Annotated[
             str | None,
-            typer.Option("--lockfile", envvar="ONTOSKILLS_LOCKFILE", help="Lockfile path."),
+            typer.Option("--lockfile", help="Lockfile path (no project discovery)."),
         ] = None,
+        project: Annotated[
+            str | None,
+            typer.Option(
+                "--project",
+                metavar="DIR",
+                help="Use the project found from DIR (ontoskills.toml) instead of the cwd.",
+            ),
+        ] = None,
+        global_home: Annotated[
+            bool,
+            typer.Option("-g", "--global", help="Use the global home, ignoring any project."),
+        ] = False,
         registry: Annotated[
             str | None,
             typer.Option(
@@ -139,6 +160,8 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
         ctx.obj = AppContext(
             home_arg=home,
             lockfile_arg=lockfile,
+            project_arg=project,
+            global_home=global_home,
             registry_arg=registry,
             offline=offline,
             allow_insecure_http=allow_insecure_http,

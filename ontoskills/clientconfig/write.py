@@ -129,9 +129,16 @@ def ontoskills_command() -> list[str]:
 
 
 def launch_spec(
-    name: str, *, home: Path | None, lockfile: Path | None, command: list[str] | None = None
+    name: str,
+    *,
+    home: Path | None,
+    lockfile: Path | None,
+    command: list[str] | None = None,
+    project: Path | None = None,
 ) -> LaunchSpec:
     """`ontoskills [--home H] [--lockfile L] serve`; H/L only when not the defaults.
+    `project`: `ontoskills --project ROOT serve`, the project whatever folder the client
+    starts the server in (issue 24).
 
     The client starts the server with its own environment, so a home chosen through
     ONTOSKILLS_HOME here must be written out explicitly.
@@ -141,6 +148,9 @@ def launch_spec(
     cmd = command or ontoskills_command()
     args: list[str] = cmd[1:]
     default_home = (Path.home() / ".ontoskills").absolute()
+    if project is not None:
+        args += ["--project", str(project.absolute())]
+        home = lockfile = None
     if home is not None and home.absolute() != default_home:
         args += ["--home", str(home.absolute())]
     effective_home = home.absolute() if home is not None else default_home

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .. import envvars
-from ..config import Config, load_config
-from ..errors import ConfigError
+from ..config import Config, default_registry, load_config
+from ..errors import ConfigError, UsageError
 from ..ownership import Keep, keeps
 from ..paths import Cache, Home
 from ..progress import NullReporter, Reporter
+from ..project import Project, discover
 
 if TYPE_CHECKING:  # imported when used: `search`, `show` and `serve` never need them
     from ..install.session import Session
+    from ..install.sync import Desired
     from ..sources import SourceOptions
     from ..sources._retry import Deadline
 
@@ -39,12 +41,46 @@ class AppContext:
     json: bool = False
     quiet: bool = False
     no_color: bool = False
+    project_arg: str | None = None  # --project DIR: discover from DIR, not the cwd
+    global_home: bool = False  # -g/--global: ignore any project
     _config: Config | None = field(default=None, repr=False)
     _deadline: Deadline | None = field(default=None, repr=False)
+    _project: tuple[Project | None] | None = field(default=None, repr=False)
+
+    @property
+    def project(self) -> Project | None:
+        """The project this command works on (docs/CLI.md "Projects"): found from the
+        current folder (or --project DIR) upward; none under -g, --home or --lockfile, which
+        keep their meaning (the ONTOSKILLS_HOME/LOCKFILE variables only move the global home)."""
+        if self._project is None:
+            explicit = self.home_arg or self.lockfile_arg
+            if self.project_arg and (explicit or self.global_home):
+                raise UsageError(
+                    "--project cannot be combined with -g/--global, --home or --lockfile",
+                    hint="--project serves a project's own tree and lock",
+                )
+            found = None
+            if not (explicit or self.global_home):
+                start = Path(self.project_arg) if self.project_arg else Path.cwd()
+                if self.project_arg and not start.is_dir():
+                    raise UsageError(f"--project {self.project_arg}: no such folder")
+                found = discover(start)
+                if found is None and self.project_arg:
+                    raise UsageError(
+                        f"no ontoskills.toml in {start} or any folder above it",
+                        hint=f"create one with `ontoskills --project {start} init`",
+                    )
+            self._project = (found,)
+        return self._project[0]
+
+    def reset_project(self) -> None:
+        """Read the manifests again (after `add` or `remove` edited one)."""
+        self._project = None
 
     @property
     def home(self) -> Home:
-        return Home.resolve(self.home_arg)
+        project = self.project
+        return Home(project.home_dir) if project is not None else Home.resolve(self.home_arg)
 
     @property
     def cache(self) -> Cache:
@@ -52,13 +88,62 @@ class AppContext:
 
     @property
     def lockfile(self) -> Path:
-        return self.home.lockfile(self.lockfile_arg)
+        project = self.project
+        return project.lockfile if project is not None else self.home.lockfile(self.lockfile_arg)
 
     @property
     def config(self) -> Config:
+        """config.toml of the global home (a project's registries: `session_config`)."""
         if self._config is None:
-            self._config = load_config(self.home.config_file)
+            self._config = load_config(Home.resolve(self.home_arg).config_file)
         return self._config
+
+    @property
+    def where(self) -> str:
+        """Which tree this command used, for the lines that say so (list, search, serve)."""
+        project = self.project
+        if project is not None:
+            return f"project {project.root} (tree {project.home_dir})"
+        return f"home {self.home.root}"
+
+    @property
+    def session_config(self) -> Config:
+        """config.toml with the project's registries in front: a manifest's registry wins
+        over a configured one of the same name (the manifest is what a fresh clone has), and
+        the configured ones (or the built-in OntoStore) stay reachable; the manifest's
+        `[embeddings]` model and revision over config.toml's."""
+        import dataclasses
+
+        config, project = self.config, self.project
+        if project is None:
+            return config
+        ours = project.registries()
+        names = {r.name for r in ours}
+        theirs = [r for r in config.effective_registries() if r.name not in names]
+        emb = project.manifest.embeddings
+        embeddings = dataclasses.replace(
+            config.embeddings,
+            model=emb.model or config.embeddings.model,
+            revision=emb.revision or config.embeddings.revision,
+        )
+        return dataclasses.replace(config, registries=[*ours, *theirs], embeddings=embeddings)
+
+    def desired(self) -> Desired:
+        """What the project's manifests ask for (commands/_project.py runs it)."""
+        from ..install.sync import Desired
+
+        project = self.project
+        assert project is not None
+        config = self.session_config
+        known = {r.name: r for r in [default_registry(), *config.registries]}
+        emb = project.manifest.embeddings
+        return Desired(
+            manifest=project.manifest.path,
+            dependencies=project.dependencies(),
+            policy=project.manifest.policy,
+            with_embeddings=emb.enabled,
+            registries=known,
+        )
 
     def keeps(self, *, cache: bool = True, registries: bool = True) -> list[Keep]:
         """What a delete or replace of a folder the user names must never reach (see
@@ -95,12 +180,13 @@ class AppContext:
         return Session(
             home=self.home,
             cache=self.cache,
-            config=self.config,
+            config=self.session_config,
             lockfile_path=self.lockfile,
             options=self.source_options(reporter),
             reporter=reporter or NullReporter(),
             registry_override=self.registry_override,
-            require_signed=self.require_signed,
+            require_signed=self.require_signed
+            or bool(self.project and self.project.manifest.policy.require_signed),
         )
 
     def source_options(
@@ -114,6 +200,8 @@ class AppContext:
         from ..sources._auth import token_origins
 
         net = self.config.network
+        # config.toml's only: a manifest comes with the repository someone cloned, and its
+        # registries get a token only through ONTOSKILLS_TOKEN_FOR (docs/SECURITY.md)
         configured = [r.url for r in self.config.effective_registries()]
         return SourceOptions(
             token_origins=token_origins([*configured, *also_token_for]),

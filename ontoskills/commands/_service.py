@@ -22,7 +22,9 @@ def open_service(app: AppContext, verify: VerifyMode, out: Output) -> SkillServi
     from ..search.service import SkillService  # numpy, pyoxigraph: only when a verb opens it
 
     with out.reporter() as rep:
-        return SkillService(app.home, app.lockfile, app.config, verify=verify, reporter=rep)
+        return SkillService(
+            app.home, app.lockfile, app.session_config, verify=verify, reporter=rep
+        )
 
 
 def report_problems(out: Output, service: SkillService) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from ..install.operations import install
 from ..install.options import InstallOptions
+from ..safety import parse_spec
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._mutation import run_mutation
@@ -19,6 +22,7 @@ from ._options import (
     ModelOpt,
     StrictOpt,
 )
+from ._project import run_sync
 
 
 def register(app: typer.Typer) -> None:
@@ -60,4 +64,34 @@ def register(app: typer.Typer) -> None:
             allow_trust_downgrade=allow_trust_downgrade,
         )
 
+        if app_ctx.project is not None:  # npm: `install` in a project is `sync`, or `add`
+            _project_install(app_ctx, list(specs or []), opts)
+            return
         run_mutation(app_ctx, lambda s: install(s, list(specs or []), opts), warm=True)
+
+
+def _project_install(app: _context.AppContext, specs: list[str], opts: InstallOptions) -> None:
+    """In a project, `install` with no spec syncs it and `install SPEC...` declares the
+    specs in the nearest manifest first (npm saves too; docs/CLI.md)."""
+    from ..project import MANIFEST_NAME
+
+    if not specs:
+        run_sync(app, opts)
+        return
+    if opts.locked or opts.frozen:
+        raise UsageError(
+            "--locked/--frozen install the lock: name no package",
+            hint=f"`ontoskills add SPEC` declares a package in {MANIFEST_NAME}",
+        )
+    groups: dict[str, list[str]] = {}
+    for spec in specs:
+        pid, skill = parse_spec(spec)
+        groups.setdefault(pid, []).extend([skill] if skill else [])
+
+    def edit(manifest: Path) -> bytes:
+        from .. import projectedit
+
+        olds = [projectedit.add(manifest, [p], skills=s, registry=None) for p, s in groups.items()]
+        return olds[0]
+
+    run_sync(app, opts, edit=edit)

@@ -24,8 +24,10 @@ def register(app: typer.Typer) -> None:
 
         def text(out: Output, listed: PackageList) -> None:
             if not listed.packages:
-                out.info("no packages installed")
+                out.info(f"no packages installed in {app_ctx.where}")
                 return
+            if app_ctx.project is not None:  # the global home's listing stays as it was
+                out.info(app_ctx.where)
             out.table(
                 ("package", "version", "trust", "skills", "files"),
                 (

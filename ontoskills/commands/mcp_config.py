@@ -98,10 +98,11 @@ def mcp_config_cmd(
         if project and global_:
             raise UsageError("--project and --global are exclusive", hint="pass one of them")
         scope: clients.Scope | None = "project" if project else "global" if global_ else None
+        found = app_ctx.project  # in a project, its root is the default --dir
         target = clients.resolve_target(
             str(client),
             scope,
-            project_dir=(directory or Path.cwd()).absolute(),
+            project_dir=(directory or (found.root if found else Path.cwd())).absolute(),
             user_home=Path.home(),
         )
         spec = _spec(app_ctx, name, url, token_env)
@@ -118,6 +119,9 @@ def _spec(app_ctx: AppContext, name: str, url: str | None, token_env: str | None
         raise UsageError("--token-env goes with --url", hint="add --url URL")
     if url is not None:
         return clients.remote_spec(name, url, token_env)
+    project = app_ctx.project
+    if project is not None:  # serves this project whatever the client's working folder
+        return clients.launch_spec(name, home=None, lockfile=None, project=project.root)
     return clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
 
 

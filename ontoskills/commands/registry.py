@@ -102,7 +102,8 @@ def add_cmd(
             from ..signing.trust import pin_root  # tuf: only for a signed registry
 
             options = app_ctx.source_options(also_token_for=(reg.url,))
-            pinned = pin_root(reg, root, options, app_ctx.home.config_file.parent)
+            # beside config.toml, which names the registry: the global home, in a project too
+            pinned = pin_root(reg, root, options, app_ctx.config.path.parent)
             prints = pinned.fingerprints
             if pinned.first_use and not app_ctx.json:  # what was trusted, for the user to compare
                 out.info(f"trusting {reg.name}'s root v{pinned.version} on first use; its keys:")

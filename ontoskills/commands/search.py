@@ -44,6 +44,9 @@ def register(app: typer.Typer) -> None:
         def body(out: Output) -> SearchResponse:
             service = open_service(app_ctx, verify, out)
             report_problems(out, service)
-            return service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
+            response = service.search(query, top_k=top_k, mode=mode, min_trust=min_trust)
+            if not service.skills():  # say where we looked: a project, or the global home
+                out.info(f"searched {app_ctx.where}")
+            return response
 
         run(app_ctx, body, lambda out, response: out.stdout(response.render()))

@@ -13,6 +13,7 @@ from ..choices import Choice
 from ..config import SearchMode, check_context_budget
 from ..errors import UsageError
 from ..manifest import Tier
+from ..project import Policy
 from . import _context
 from ._options import SearchModeOpt, VerifyOpt
 from ._output import Output, run
@@ -110,11 +111,17 @@ def serve_cmd(
                 f"{', '.join(http_only)} only apply to --transport http",
                 hint="add --transport http, or drop them",
             )
+        project = app_ctx.project
+        if project is not None and project.manifest.policy != Policy():
+            from ._project import check_lock_policy
+
+            check_lock_policy(app_ctx)  # exit 4 before serving what the policy refuses
+        out.info(f"serving {app_ctx.where}")
         from ..server.prefetch import one_malloc_arena, prefetch_service
 
         one_malloc_arena()  # before any thread allocates
         # The catalog starts loading now, while the SDK is imported (server/prefetch.py).
-        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.config, verify)
+        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
         # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
         import anyio
 

@@ -35,4 +35,10 @@ def register(app: typer.Typer) -> None:
             strict=strict,
         )
 
+        project = app_ctx.project
+        if project is not None:  # the project's [policy] holds for what update resolves
+            from ._project import check_lock_policy, policy_min_trust
+
+            check_lock_policy(app_ctx)
+            opts.min_trust = policy_min_trust(project, min_trust)
         run_mutation(app_ctx, lambda s: update(s, list(packages or []), opts), warm=True)
