@@ -119,6 +119,8 @@ _USE_WHEN = re.compile(
     r"|(?:when|if) (?:the )?user(?:s)? (?:asks?|wants?|needs?|mentions?|requests?))\b[:,]?\s*",
     re.I,
 )
+# "..., use this skill": the clause ends before it
+_TAIL = re.compile(r",?\s*(?:then\s+)?use (?:this|the|it)\b.*$", re.I | re.S)
 MAX_DESCRIPTION_INTENTS = 8
 _INTENT_CHARS = 240
 
@@ -132,7 +134,7 @@ def description_intents(description: str) -> tuple[str, ...]:
         out.append(sentences[0].rstrip(".!? ")[:_INTENT_CHARS])
     for sentence in sentences:
         for m in _USE_WHEN.finditer(sentence):
-            clause = sentence[m.end() :].rstrip(".!? ").strip()
+            clause = _TAIL.sub("", sentence[m.end() :]).rstrip(".!? ").strip()
             if len(clause) >= 8:
                 out.append(clause[:_INTENT_CHARS])
     return _merge(tuple(out[:MAX_DESCRIPTION_INTENTS]))
@@ -140,7 +142,7 @@ def description_intents(description: str) -> tuple[str, ...]:
 
 # Rules: a list item or short paragraph that begins with (or, emphasised, holds) one of these.
 _RULE = re.compile(
-    r"^(?:\W{0,4})(never|always|must not|must|do not|don't|don’t|avoid|only)\b"
+    r"^(?:\W{0,4})((?i:never|always|must not|must|do not|don't|don’t|avoid|only))\b"
     r"|\b(NEVER|ALWAYS|MUST NOT|MUST|DO NOT|DON'T)\b"
 )
 _NEGATIVE = ("never", "must not", "do not", "don't", "don’t", "avoid")
@@ -161,7 +163,7 @@ def rule_of(text: str) -> tuple[str, str] | None:
     kind = "AntiPattern" if word in _NEGATIVE else "Constraint"
     if m[2] is not None:
         return kind, "CRITICAL"
-    return kind, "HIGH" if word in ("never", "must", "must not", "do not") else "MEDIUM"
+    return kind, "HIGH" if word in ("never", "must", "must not", "do not", "don't") else "MEDIUM"
 
 
 class _Graph:
