@@ -99,7 +99,7 @@ def _is_git_dir(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
 
-def _is_skills_dir(path: Path) -> bool:
+def is_skills_dir(path: Path) -> bool:
     """An Agent Skills repository: no index.json, and a SKILL.md where the layouts put one
     (the root, skills/*, plugins/*/skills/*, .claude/skills/*, or any folder two deep)."""
     if (path / "index.json").exists() or not path.is_dir():
@@ -145,7 +145,7 @@ def detect_kind(url: str) -> RegistryKind:
             return RegistryKind.GIT
         return RegistryKind.HTTP
     local = expand_user(url[len("file://") :] if url.startswith("file://") else url)
-    if _is_skills_dir(local):
+    if is_skills_dir(local):
         return RegistryKind.SKILLS
     return RegistryKind.GIT if _is_git_dir(local) else RegistryKind.FOLDER
 

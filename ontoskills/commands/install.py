@@ -26,7 +26,12 @@ def register(app: typer.Typer) -> None:
     def install_cmd(
         ctx: typer.Context,
         specs: Annotated[
-            list[str] | None, typer.Argument(help="author/pkg or author/pkg/skill; none = the lock")
+            list[str] | None,
+            typer.Argument(
+                help="author/pkg or author/pkg/skill; an Agent Skills repository: "
+                "github:owner/repo[/skill][#ref], https://host/owner/repo(.git), a path; "
+                "none = the lock"
+            ),
         ] = None,
         with_embeddings: EmbeddingsOpt = False,
         min_trust: MinTrustOpt = None,

@@ -8,7 +8,9 @@ previous tree and lock untouched (install/mutation.py).
 from __future__ import annotations
 
 from ..lockfile import LockedPackage
+from ..registries import RegistryConfig
 from ..safety import parse_spec
+from .direct import is_direct, parse_direct
 from .mutation import INSTALL, Mutation, Report, mutation
 from .options import InstallOptions
 from .resolve import check_skills_exist, locked_selection, resolve
@@ -20,7 +22,7 @@ def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
         if opts.frozen or not specs:
             m.restore(sorted(_group_specs(specs)))
         else:
-            _resolve_specs(m, specs)
+            _resolve_specs(m, list(specs))
         m.commit()
     return m.report
 
@@ -48,6 +50,12 @@ def _wanted(existing: LockedPackage | None, new: set[str] | None) -> set[str] | 
 
 def _resolve_specs(m: Mutation, specs: list[str]) -> None:
     session, lock, opts = m.session, m.lock, m.opts
+    direct: dict[str, RegistryConfig] = {}  # github:..., URLs, paths: their own registry
+    for i, spec in enumerate(specs):
+        if is_direct(spec):
+            found = parse_direct(session, spec)
+            direct[found.package_id] = found.registry
+            specs[i] = found.spec
     for pid, skills in _group_specs(specs).items():
         existing = lock.packages.get(pid)
         requested = sorted(
@@ -61,6 +69,7 @@ def _resolve_specs(m: Mutation, specs: list[str]) -> None:
             with_embeddings=opts.with_embeddings or bool(existing and existing.with_embeddings),
             min_trust=opts.min_trust,
             existing=existing,
+            registries=[direct[pid]] if pid in direct else None,
         )
         if skills:  # the whole package is (or was) wanted: a typo'd skill still is not there
             check_skills_exist(pid, skills, set(plan.skills))
