@@ -74,6 +74,7 @@ def parse_skill_md(text: str, where: str, *, skill_id: str | None = None) -> Ski
             error=FormatError,
             max_bytes=limits.MAX_FRONTMATTER_BYTES,
             hint="fix the YAML between the --- lines (name:, description:, ...)",
+            unique_keys=True,
         )
         or {}
     )
