@@ -23,7 +23,8 @@ before anything is read.
 
 Version: `0.0.0+g<commit12>` for a git repository (the commit every read uses); for a folder
 `0.0.0+h<12 hex>`, a hash of every installed path and its content. Trust: `community` (the
-index says so; a registry's `trust` cap can only lower it). docs/REGISTRIES.md.
+index says so; a registry's `trust` cap can only lower it). docs/CLI.md "Agent Skills
+repositories".
 """
 
 from __future__ import annotations
