@@ -5,6 +5,7 @@ and the compile's determinism. Synthetic repositories (tests/helpers/skillrepo.p
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from ontoskills.registries import RegistryConfig, RegistryKind, detect_kind, ski
 from ontoskills.skillheader import read_skill_header
 from ontoskills.skillmd import parse_skill_md, skill_turtle
 from ontoskills.sources import SourceOptions, open_source
+from tests.conftest import CliRunner
 from tests.helpers.domain import Domain
 from tests.helpers.registry import commit_all
 from tests.helpers.skillrepo import BASIC, skill_md, write_repo
@@ -180,3 +182,19 @@ def test_a_folder_edited_after_the_lock_is_an_integrity_error_on_ci(
 
     with pytest.raises(IntegrityError, match="changed upstream since it was locked"):
         domain.ci()
+
+
+def test_registry_add_kind_skills_through_the_cli(
+    cli_inproc: CliRunner, domain: Domain, tmp_path: Path
+) -> None:
+    repo = write_repo(tmp_path / "checkout", dict(BASIC))
+    added = cli_inproc(
+        "registry", "add", "mine", str(repo), "--kind", "skills", "--package-id", "team/tools",
+        "--json", check=True,
+    )
+    reg = json.loads(added.stdout)["registry"]
+    assert reg["kind"] == "skills" and reg["package_id"] == "team/tools"
+    cli_inproc("install", "team/tools/pdf-tools", check=True)
+    assert set(domain.lock().packages["team/tools"].skills) == {"pdf-tools"}
+    bad = cli_inproc("registry", "add", "bad", str(repo), "--package-id", "Not/Valid")
+    assert bad.returncode == 2 and "package id" in bad.stderr
