@@ -42,7 +42,7 @@ from ..errors import LimitExceededError, NotFoundError, OntoskillsError, UsageEr
 from ..manifest import RegistryIndex, Tier
 from ..paths import expand_user
 from ..registries import RegistryConfig, RegistryKind, skills_package_id
-from ..safety import find_hidden_unicode, is_valid_name, split_package_id
+from ..safety import check_relpath, find_hidden_unicode, is_valid_name, split_package_id
 from ..skillmd import SKILL_MD, parse_skill_md, skill_turtle
 from ._gitremote import is_network_remote
 from .base import (
@@ -108,10 +108,41 @@ def _skill_dirs(entries: list[TreeEntry], warnings: list[str]) -> list[str]:
         if name != SKILL_MD or SCAFFOLDS.intersection(e.path.split("/")[:-1]):
             continue
         if e.kind != "file":
-            warnings.append(f"{e.path}: not a regular file (a symlink?): skill skipped")
+            warnings.append(f"{_show(e.path)}: not a regular file (a symlink?), skill skipped")
             continue
         dirs.append(folder)
     return sorted(dirs)
+
+
+def _show(path: str) -> str:
+    """A repository's path as a warning shows it: escaped when it holds characters a
+    terminal would act on or hide (control, bidi, zero-width), cut at 200 characters."""
+    return path[:200] if path.isprintable() else repr(path[:200])
+
+
+def _valid_path(path: str) -> bool:
+    """A path the manifest and the home accept (safety.check_relpath: no `..`, no control
+    characters, no backslashes, bounded): others would refuse the whole package."""
+    try:
+        check_relpath(path)
+    except OntoskillsError:
+        return False
+    return True
+
+
+def _file_problem(e: TreeEntry, generated: dict[str, bytes]) -> str | None:
+    """Why a file inside a skill folder is not installed, or None when it is."""
+    if not _valid_path(e.path):
+        return "not a portable file name, skipped"
+    if e.kind == "link":
+        return "a symlink inside a skill folder: refused, not followed"
+    if e.kind != "file":
+        return "not a regular file, skipped"
+    if e.size > limits.MAX_FILE_BYTES:
+        return f"{e.size} bytes, over the per-file limit: skipped"
+    if e.path in generated or e.path == MANIFEST:
+        return "replaced by the generated file of the same name"
+    return None
 
 
 def _under(path: str, folder: str) -> bool:
@@ -239,7 +270,13 @@ class SkillsSource(BaseSource):
         skills: list[dict[str, object]] = []
         seen: dict[str, str] = {}
         sizes = {e.path: e.size for e in entries}
-        for folder in _skill_dirs(entries, warnings):
+        folders = _skill_dirs(entries, warnings)
+        if len(folders) > limits.MAX_SKILLS_PER_PACKAGE:  # before compiling any of them
+            raise LimitExceededError(
+                f"{self.config.name}: {len(folders)} SKILL.md folders, over the "
+                f"{limits.MAX_SKILLS_PER_PACKAGE} skills a package may hold"
+            )
+        for folder in folders:
             compiled = self._compile(pid, folder, sizes, seen, warnings)
             if compiled is not None:
                 skills.append(compiled[0])
@@ -249,16 +286,11 @@ class SkillsSource(BaseSource):
         for e in entries:
             if not any(_under(e.path, d) for d in dirs):
                 continue  # outside every skill folder: not part of the package (symlinks too)
-            if e.kind == "link":
-                warnings.append(f"{e.path}: a symlink inside a skill folder: refused, not followed")
-            elif e.kind != "file":
-                warnings.append(f"{e.path}: not a regular file, skipped")
-            elif e.size > limits.MAX_FILE_BYTES:
-                warnings.append(f"{e.path}: {e.size} bytes, over the per-file limit: skipped")
-            elif e.path in modules or e.path == MANIFEST:
-                warnings.append(f"{e.path}: replaced by the generated file of the same name")
-            else:
+            problem = _file_problem(e, modules)
+            if problem is None:
                 files[e.path] = RemoteFile(e.path, e.size, e.executable)
+            else:
+                warnings.append(f"{_show(e.path)}: {problem}")
         for path, data in modules.items():
             files[path] = RemoteFile(path, len(data), False)
         version = self._version(files, modules)
@@ -290,41 +322,44 @@ class SkillsSource(BaseSource):
         path = f"{folder}/{SKILL_MD}" if folder else SKILL_MD
         if sizes.get(path, 0) > limits.MAX_SKILL_MD_BYTES:
             warnings.append(
-                f"{path}: over {limits.MAX_SKILL_MD_BYTES} bytes, skill skipped (not read)"
+                f"{_show(path)}: over {limits.MAX_SKILL_MD_BYTES} bytes, skill skipped (not read)"
             )
             return None
         name = folder.rsplit("/", 1)[-1] if folder else None
         if name is not None and not is_valid_name(name):
             warnings.append(
-                f"{path}: folder name {name[:80]!r} is not a valid skill name "
+                f"{_show(path)}: folder name {name[:80]!r} is not a valid skill name "
                 "(lowercase letters, digits, . _ -): skill skipped"
             )
+            return None
+        if not _valid_path(path):
+            warnings.append(f"{_show(path)}: not a portable path, skill skipped")
             return None
         try:
             text = self.inner.read(path, max_bytes=limits.MAX_SKILL_MD_BYTES).decode("utf-8")
             skill = parse_skill_md(text, path, skill_id=name)
         except UnicodeDecodeError:
-            warnings.append(f"{path}: not valid UTF-8, skill skipped")
+            warnings.append(f"{_show(path)}: not valid UTF-8, skill skipped")
             return None
         except OntoskillsError as exc:
-            warnings.append(f"{path}: skill skipped ({exc.message})")
+            warnings.append(f"{_show(path)}: skill skipped ({exc.message})")
             return None
         declared = skill.declared_name
         if name is not None and declared != name:
             shown = declared[:80] if isinstance(declared, str) else declared
             warnings.append(
-                f"{path}: frontmatter name {shown!r} differs from its folder {name!r} "
+                f"{_show(path)}: frontmatter name {shown!r} differs from its folder {name!r} "
                 f"(served as {name})"
             )
         named = declared if isinstance(declared, str) else ""
         hidden = find_hidden_unicode(f"{named} {skill.description}")
         if hidden:
             warnings.append(
-                f"{path}: invisible/bidi characters in the frontmatter "
+                f"{_show(path)}: invisible/bidi characters in the frontmatter "
                 f"({', '.join(sorted(set(hidden))[:5])}) that can hide instructions"
             )
         if skill.id in seen:
-            warnings.append(f"{path}: skill {skill.id} is also {seen[skill.id]}: skipped")
+            warnings.append(f"{_show(path)}: skill {skill.id} is also {seen[skill.id]}: skipped")
             return None
         seen[skill.id] = path
         module = f"{folder}/{MODULE}" if folder else MODULE

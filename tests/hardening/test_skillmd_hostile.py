@@ -172,3 +172,25 @@ def test_install_reports_the_warnings_and_installs_the_rest(
     root = domain.package_dir(PID)
     assert not (root / "skills/pdf-tools/passwd").exists()
     assert set(domain.lock().packages[PID].skills) == {"pdf-tools", "git-helper"}
+
+
+def test_file_names_no_home_can_hold_are_skipped_not_fatal(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {"skills/pdf-tools/a\\b.md": "x", "skills/pdf-tools/bell\x07.md": "y"},
+    )
+    skills, listed, warnings = _read(repo, tmp_path)
+    assert skills == {"pdf-tools", "git-helper"}
+    assert not any("\\" in p or "\x07" in p for p in listed)
+    assert sum("not a portable file name, skipped" in w for w in warnings) == 2
+    assert not any("\x07" in w for w in warnings)  # shown escaped
+
+
+def test_more_skill_folders_than_a_package_may_hold_is_refused_before_compiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ontoskills.errors import LimitExceededError
+
+    monkeypatch.setattr(limits, "MAX_SKILLS_PER_PACKAGE", 1)
+    with pytest.raises(LimitExceededError, match=r"SKILL\.md folders, over the 1 skills"):
+        _read(_repo(tmp_path, {}), tmp_path)
