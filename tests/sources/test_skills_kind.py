@@ -198,3 +198,26 @@ def test_registry_add_kind_skills_through_the_cli(
     assert set(domain.lock().packages["team/tools"].skills) == {"pdf-tools"}
     bad = cli_inproc("registry", "add", "bad", str(repo), "--package-id", "Not/Valid")
     assert bad.returncode == 2 and "package id" in bad.stderr
+
+
+def test_outdated_doctor_toggle_and_remove_work_unchanged(
+    domain: Domain, tmp_path: Path
+) -> None:
+    from ontoskills.install.queries import outdated
+
+    repo = _repo(tmp_path, git=True)
+    domain.install(PID, registry=str(repo))
+    (row,) = outdated(domain.session()).packages
+    assert row.status == "current"
+    write_repo(repo, {"skills/git-helper/SKILL.md": skill_md("git-helper", "Changed.")}, git=True)
+    (row,) = outdated(domain.session()).packages
+    assert row.status == "outdated" and row.latest_version != row.version
+    report = domain.doctor()
+    assert not report.drifted and report.problems == []
+    domain.disable(f"{PID}/git-helper")
+    assert domain.lock().packages[PID].skills == {"git-helper": False, "pdf-tools": True}
+    domain.enable(PID)
+    (domain.package_dir(PID) / "skills/pdf-tools/FORMS.md").write_text("edited\n")
+    assert domain.doctor().drifted
+    domain.remove(PID)
+    assert PID not in domain.lock().packages and not domain.package_dir(PID).exists()
