@@ -122,6 +122,7 @@ _USE_WHEN = re.compile(
 )
 # "..., use this skill": the clause ends before it
 _TAIL = re.compile(r",?\s*(?:then\s+)?use (?:this|the|it)\b.*$", re.I | re.S)
+_NEGATED = re.compile(r"(?:\bnot|\bnever|n['’]t)\s*$", re.I)
 MAX_DESCRIPTION_INTENTS = 8
 _INTENT_CHARS = 240
 
@@ -135,6 +136,8 @@ def description_intents(description: str) -> tuple[str, ...]:
         out.append(sentences[0].rstrip(".!? ")[:_INTENT_CHARS])
     for sentence in sentences:
         for m in _USE_WHEN.finditer(sentence):
+            if _NEGATED.search(sentence[max(0, m.start() - 16) : m.start()]):
+                continue  # "Do NOT use for PDFs ...": when not to reach for it
             clause = _TAIL.sub("", sentence[m.end() :]).rstrip(".!? ").strip()
             if len(clause) >= 8:
                 out.append(clause[:_INTENT_CHARS])

@@ -221,3 +221,13 @@ def test_outdated_doctor_toggle_and_remove_work_unchanged(
     assert domain.doctor().drifted
     domain.remove(PID)
     assert PID not in domain.lock().packages and not domain.package_dir(PID).exists()
+
+
+def test_a_negated_use_clause_is_not_an_intent() -> None:
+    from ontoskills.skillmd import description_intents
+
+    got = description_intents(
+        "Edit Word files. Use when a .docx is involved. Do NOT use for PDFs or spreadsheets. "
+        "Don't use when the deliverable is HTML."
+    )
+    assert got == ("Edit Word files", "a .docx is involved")
