@@ -163,9 +163,10 @@ def rule_of(text: str) -> tuple[str, str] | None:
     m = _RULE.search(text)
     if m is None:
         return None
-    word = (m[1] or m[2]).lower()
+    raw = m[1] or m[2]
+    word = raw.lower()
     kind = "AntiPattern" if word in _NEGATIVE else "Constraint"
-    if m[2] is not None:
+    if raw.isupper():  # NEVER, DON'T, MUST: shouted, wherever it stands
         return kind, "CRITICAL"
     return kind, "HIGH" if word in ("never", "must", "must not", "do not", "don't") else "MEDIUM"
 

@@ -231,3 +231,19 @@ def test_a_negated_use_clause_is_not_an_intent() -> None:
         "Don't use when the deliverable is HTML."
     )
     assert got == ("Edit Word files", "a .docx is involved")
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("Never flatten a form.", ("AntiPattern", "HIGH")),
+        ("DON'T add more fixes on top", ("AntiPattern", "CRITICAL")),
+        ("You MUST complete each phase.", ("Constraint", "CRITICAL")),
+        ("Always keep the original.", ("Constraint", "MEDIUM")),
+        ("Read the forms guide first.", None),
+    ],
+)
+def test_rules_and_their_severity(text: str, rule: tuple[str, str] | None) -> None:
+    from ontoskills.skillmd import rule_of
+
+    assert rule_of(text) == rule
