@@ -94,3 +94,20 @@ def test_a_folder_without_skill_md_is_refused_by_name(domain: Domain, tmp_path: 
     (tmp_path / "empty").mkdir()
     with pytest.raises(UsageError, match=r"holds no SKILL\.md"):
         domain.install(str(tmp_path / "empty"))
+
+
+def test_a_url_is_a_direct_install_too(served: tuple[Path, Path, str], domain: Domain) -> None:
+    _, _, base = served
+    domain.install(f"{base}/acme/skills")
+    pkg = domain.lock().packages[PID]
+    assert domain.lock().registries[pkg.registry].url == f"{base}/acme/skills"
+    assert set(pkg.skills) == {"git-helper", "pdf-tools"}
+
+
+def test_a_github_url_setting_that_is_not_http_is_exit_2(
+    domain: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONTOSKILLS_GITHUB_URL", "file:///etc")
+    with pytest.raises(UsageError, match="ONTOSKILLS_GITHUB_URL must be an http") as info:
+        domain.install("github:acme/skills")
+    assert info.value.exit_code == 2
