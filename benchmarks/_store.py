@@ -18,7 +18,7 @@ from ontoskills.install.options import InstallOptions  # noqa: E402
 from ontoskills.install.session import Session  # noqa: E402
 from ontoskills.manifest import parse_index  # noqa: E402
 from ontoskills.paths import Cache, Home  # noqa: E402
-from ontoskills.registries import RegistryConfig, detect_kind  # noqa: E402
+from ontoskills.registries import RegistryConfig, RegistryKind, detect_kind  # noqa: E402
 from ontoskills.sources import SourceOptions  # noqa: E402
 
 
@@ -53,6 +53,43 @@ def install_store(work: Path, registry: Path, *, model: Path | None) -> Home:
     opts = InstallOptions(with_embeddings=has_model, model_path=str(model) if has_model else None)
     install(session, packages, opts)
     set_enabled(session, packages, True)  # skillsbench ships default_enabled: false
+    return home
+
+
+SKILLMD = "skillmd-repos"  # ../shared folder of Agent Skills repositories (owner__repo/)
+
+
+def skillmd_repos(folder: Path) -> dict[str, Path]:
+    """package id -> repository folder, for every owner__repo under `folder`."""
+    return {
+        d.name.replace("__", "/", 1): d for d in sorted(folder.iterdir()) if "__" in d.name
+    }
+
+
+def install_skillmd(work: Path, folder: Path, *, model: Path | None) -> Home:
+    """Every Agent Skills repository under `folder` as a configured registry of kind
+    `skills` (read as folders), installed into one home with every skill enabled."""
+    home = Home(work / "home")
+    cache = Cache(work / "cache")
+    config = Config(path=home.config_file)
+    repos = skillmd_repos(folder)
+    for n, (pid, path) in enumerate(repos.items()):
+        url = str(path.absolute())
+        config.registries.append(
+            RegistryConfig(f"skills{n}", url, RegistryKind.SKILLS, None, package_id=pid)
+        )
+    config.save()
+    session = Session(
+        home=home,
+        cache=cache,
+        config=config,
+        lockfile_path=home.default_lockfile,
+        options=SourceOptions(cache=cache),
+    )
+    has_model = model is not None and (model / "model.onnx").is_file()
+    opts = InstallOptions(with_embeddings=has_model, model_path=str(model) if has_model else None)
+    install(session, list(repos), opts)
+    set_enabled(session, list(repos), True)
     return home
 
 

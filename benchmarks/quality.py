@@ -9,6 +9,8 @@
     #          written blind to the dev sets: benchmarks/heldout-full.md)
     # both = dev,full; all = dev,full,heldout; --queries runs any file of the same format
     # over --registry (a folder name under ../shared, default ontostore-full)
+    # --skillmd: benchmarks/skillmd-dev.jsonl (or --queries) over the Agent Skills repositories
+    #            of ../shared/skillmd-repos, each a registry of kind `skills` (docs/SEARCH.md)
     # model for semantic/hybrid: ../shared/models
 
 Every package of the registry is installed (stored vectors + the model, so missing vectors
@@ -47,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _store import install_store, shared_dir
+from _store import SKILLMD, install_skillmd, install_store, shared_dir
 
 from ontoskills.config import Config, SearchMode
 from ontoskills.paths import Home
@@ -217,7 +219,8 @@ def home_for(work: Path, registry: Path, model: Path) -> Home:
         return home
     shutil.rmtree(folder, ignore_errors=True)
     t = time.perf_counter()
-    home = install_store(folder, registry, model=model)
+    installer = install_skillmd if registry.name == SKILLMD else install_store
+    home = installer(folder, registry, model=model)
     print(f"(installed {registry.name} in {time.perf_counter() - t:.0f}s)", file=sys.stderr)
     return home
 
@@ -289,6 +292,9 @@ def main() -> None:
     ap.add_argument("--set", dest="which", help=f"one of {', '.join([*SETS, *GROUPS])}, or A,B")
     ap.add_argument("--queries", type=Path, help="any query file of the same format")
     ap.add_argument("--registry", default="ontostore-full", help="folder under ../shared")
+    ap.add_argument(
+        "--skillmd", action="store_true", help=f"over ../shared/{SKILLMD} (kind skills)"
+    )
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--work", type=Path, help="keep (and reuse) the installed homes here")
     ap.add_argument("--by-kind", action="store_true")
@@ -301,6 +307,9 @@ def main() -> None:
         if on
     }
     sets: dict[str, tuple[str, str]] = {}
+    if args.skillmd:
+        args.registry = SKILLMD
+        args.queries = args.queries or BENCH / "skillmd-dev.jsonl"
     if args.queries is not None:
         path = args.queries.absolute()
         sets[path.stem] = (str(path), args.registry)

@@ -2,7 +2,7 @@
 
 [registries.ontostore]              # order of tables = resolution order
 url = "https://github.com/mareasw/ontostore.git"
-kind = "git"                        # http | folder | git; inferred when absent
+kind = "git"                        # http | folder | git | skills; inferred when absent
 trust = "official"                  # optional cap on tiers from this registry
 
 [search]
@@ -212,6 +212,7 @@ def _registries(top: Table) -> list[RegistryConfig]:
                 kind or detect_kind(raw["url"]),
                 None if trust is None else str(trust),
                 _text(t, "root"),
+                _text(t, "package_id"),
             )
         )
     return out

@@ -79,6 +79,18 @@ class _BoundedLoader(yaml.SafeLoader):
         self._depth -= 1
         return node
 
+    unique_keys = False  # set per load: a key twice in one mapping is refused, not last-wins
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if self.unique_keys and isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if (key.tag, key.value) in seen:
+                        raise _Refused(f"has the key {key.value[:40]!r} twice")
+                    seen.add((key.tag, key.value))
+        return super().construct_mapping(node, deep)
+
     def compose_scalar_node(self, anchor: Any) -> Any:
         node = super().compose_scalar_node(anchor)
         self._spend(0, len(node.value))
@@ -106,11 +118,14 @@ def loads(
     max_depth: int = MAX_DEPTH,
     max_nodes: int = MAX_NODES,
     max_chars: int | None = None,
+    unique_keys: bool = False,
 ) -> Any:
     """One YAML document as Python data (safe types only), or `error("{source}: ...")`.
 
     `max_chars` bounds the scalar characters after alias expansion (default: `max_bytes`,
     so a document never stands for more text than the largest one we would read plain).
+    `unique_keys`: a mapping naming a key twice is refused (SKILL.md frontmatter: which of
+    two `description:` lines an agent sees must not depend on the reader).
     """
     if len(data) > max_bytes:
         unit = "characters" if isinstance(data, str) else "bytes"
@@ -123,6 +138,7 @@ def loads(
         ) from None
     chars = max_bytes if max_chars is None else max_chars
     loader = _BoundedLoader(text, max_depth, max_nodes, chars)
+    loader.unique_keys = unique_keys
     try:
         return loader.get_single_data()
     except _Refused as exc:

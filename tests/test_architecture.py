@@ -139,7 +139,7 @@ def test_no_verb_module_imports_another() -> None:
     assert not is_verb_module("ontoskills.commands._options")
 
 
-KIND_WORDS = {"http", "folder", "git"}  # registries.RegistryKind's values
+KIND_WORDS = {"http", "folder", "git", "skills"}  # registries.RegistryKind's values
 
 
 def kind_tests(tree: ast.AST) -> Iterator[int]:

@@ -33,7 +33,8 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Argument(
                 help="author/pkg or author/pkg/skill (@VERSION: only if it is the registry's "
-                "current one); none = the lock"
+                "current one); an Agent Skills repository: github:owner/repo[/skill][#ref], "
+                "https://host/owner/repo(.git), a path; none = the lock"
             ),
         ] = None,
         with_embeddings: EmbeddingsOpt = False,

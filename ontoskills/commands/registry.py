@@ -67,6 +67,14 @@ def add_cmd(
         Path | None,
         typer.Option("--root", metavar="FILE", help="Trust this TUF root.json (signed registry)."),
     ] = None,
+    package_id: Annotated[
+        str | None,
+        typer.Option(
+            "--package-id",
+            metavar="AUTHOR/PKG",
+            help="Kind skills: the package id of the repository (default: owner/repo of its URL).",
+        ),
+    ] = None,
     trust_on_first_use: Annotated[
         bool,
         typer.Option(
@@ -93,7 +101,9 @@ def add_cmd(
             location = str(path.absolute())
         cfg = app_ctx.config
         tier = None if trust is None else trust.value
-        reg = RegistryConfig(name, location, kind or detect_kind(location), tier)
+        reg = RegistryConfig(
+            name, location, kind or detect_kind(location), tier, package_id=package_id
+        )
         check_location(reg)  # a file, a device, a folder without index.json: not a registry
         prints: list[str] = []
         if root is not None or trust_on_first_use:
@@ -109,7 +119,9 @@ def add_cmd(
                 out.info(f"trusting {reg.name}'s root v{pinned.version} on first use; its keys:")
                 for line in prints:
                     out.info(f"  {line}")
-            reg = RegistryConfig(reg.name, reg.url, reg.kind, reg.trust, pinned.stored)
+            reg = RegistryConfig(
+                reg.name, reg.url, reg.kind, reg.trust, pinned.stored, reg.package_id
+            )
         existing = [r for r in cfg.registries if r.name != name]
         cfg.registries = [*existing, reg]
         cfg.save()

@@ -11,7 +11,9 @@ import re
 
 from ..errors import NotFoundError, UsageError
 from ..lockfile import LockedPackage
+from ..registries import RegistryConfig
 from ..safety import parse_spec
+from .direct import is_direct, parse_direct
 from .mutation import INSTALL, Mutation, Report, mutation
 from .options import InstallOptions
 from .resolve import check_skills_exist, locked_selection, resolve
@@ -26,7 +28,7 @@ def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
             for pid, want in versions.items():
                 _check_version(pid, want, m.lock.packages[pid].version, str(session.lockfile_path))
         else:
-            _resolve_specs(m, specs, versions)
+            _resolve_specs(m, list(specs), versions)
         m.commit()
     return m.report
 
@@ -41,6 +43,9 @@ def split_versions(specs: list[str]) -> tuple[list[str], dict[str, str]]:
     plain: list[str] = []
     versions: dict[str, str] = {}
     for spec in specs:
+        if is_direct(spec):  # a URL or path may hold an `@` (user@host, a folder name)
+            plain.append(spec)
+            continue
         base, at, version = spec.partition("@")
         if at:
             if not _VERSION_RE.fullmatch(version):
@@ -85,6 +90,12 @@ def _wanted(existing: LockedPackage | None, new: set[str] | None) -> set[str] | 
 
 def _resolve_specs(m: Mutation, specs: list[str], versions: dict[str, str]) -> None:
     session, lock, opts = m.session, m.lock, m.opts
+    direct: dict[str, RegistryConfig] = {}  # github:..., URLs, paths: their own registry
+    for i, spec in enumerate(specs):
+        if is_direct(spec):
+            found = parse_direct(session, spec)
+            direct[found.package_id] = found.registry
+            specs[i] = found.spec
     for pid, skills in _group_specs(specs).items():
         existing = lock.packages.get(pid)
         requested = sorted(
@@ -98,6 +109,7 @@ def _resolve_specs(m: Mutation, specs: list[str], versions: dict[str, str]) -> N
             with_embeddings=opts.with_embeddings or bool(existing and existing.with_embeddings),
             min_trust=opts.min_trust,
             existing=existing,
+            registries=[direct[pid]] if pid in direct else None,
         )
         if pid in versions:
             _check_version(pid, versions[pid], plan.version, f"registry {plan.registry.name}")

@@ -70,8 +70,9 @@ class Session:
             configured = self.config.registry_at(locked.url)
         trust = configured.trust if configured is not None else ADHOC_TRUST
         root = configured.root if configured is not None else None
+        package_id = configured.package_id if configured is not None else None
         try:
-            return RegistryConfig(locked.name, locked.url, locked.kind, trust, root)
+            return RegistryConfig(locked.name, locked.url, locked.kind, trust, root, package_id)
         except ConfigError as exc:  # credentials in the lock's URL (edited by hand)
             raise LockFormatError(
                 f"{self.lockfile_path}: {exc.message}",

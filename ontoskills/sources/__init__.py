@@ -33,6 +33,7 @@ KINDS: dict[RegistryKind, tuple[str, str]] = {  # kind -> (module under sources/
     RegistryKind.HTTP: ("http", "HttpSource"),
     RegistryKind.FOLDER: ("folder", "FolderSource"),
     RegistryKind.GIT: ("git", "GitSource"),
+    RegistryKind.SKILLS: ("skills", "SkillsSource"),
 }
 
 
@@ -71,7 +72,7 @@ def local_location(config: RegistryConfig) -> Path | None:
     url = config.url
     if config.kind == RegistryKind.HTTP:
         return None
-    if config.kind == RegistryKind.GIT:  # git+file:///repo#ref, /repo#ref
+    if config.kind in (RegistryKind.GIT, RegistryKind.SKILLS):  # git+file:///repo#ref
         url = url.split("#", 1)[0].removeprefix("git+")
     if url.startswith("file://"):
         url = url[len("file://") :]
@@ -103,7 +104,7 @@ def check_location(config: RegistryConfig) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise not_a_registry(config, f"it is {_what(st.st_mode)}, not a folder")
     if config.kind != RegistryKind.FOLDER:
-        return  # a local git repository: git itself says if it is one
+        return  # a local git repository: git itself says if it is one; skills: no index
     try:
         st = os.stat(path / "index.json")
     except FileNotFoundError:

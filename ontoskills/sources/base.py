@@ -32,6 +32,17 @@ class RemoteFile:
 
 
 @dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a whole repository's tree (the skills kind scans it): `kind` is "file",
+    "link" or "other" (a submodule, a device); links are reported, never followed."""
+
+    path: str
+    kind: str
+    size: int = 0
+    executable: bool = False
+
+
+@dataclass(frozen=True)
 class IndexSnapshot:
     index: RegistryIndex
     sha256: str  # of the index.json bytes

@@ -39,7 +39,7 @@ from ._gitremote import (
     remote_host,
     split_git_url,
 )
-from .base import BaseSource, RemoteFile, SourceOptions
+from .base import BaseSource, RemoteFile, SourceOptions, TreeEntry
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _REF_CHARS = re.compile(r"[A-Za-z0-9._/+-]{1,200}")  # what we accept after '#' in a URL
@@ -332,5 +332,36 @@ class GitSource(BaseSource):
                 else:
                     raise UnsafePathError(f"{self.config.name}: {package_root}/{rel} is not a file")
         return sorted(out, key=lambda f: f.path)
+
+
+    def tree_entries(self, skip: frozenset[str], max_entries: int) -> list[TreeEntry]:
+        """Every entry of the commit's tree (the skills kind scans a whole repository):
+        symlinks and submodules reported as such, never followed; folders named in `skip`
+        not entered; at most `max_entries`."""
+        tree = self._ensure().tree
+        assert self._repo is not None  # _ensure opened it
+        odb = self._repo.odb
+        out: list[TreeEntry] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", tree)]
+        while stack:
+            prefix, node = stack.pop()
+            for entry in node:
+                rel = f"{prefix}{entry.name}"
+                if entry.filemode == FileMode.LINK:
+                    out.append(TreeEntry(rel, "link"))
+                elif isinstance(entry, pygit2.Tree):
+                    if entry.name not in skip:
+                        stack.append((rel + "/", entry))
+                elif entry.filemode in _FILE_MODES and isinstance(entry, pygit2.Blob):
+                    size = odb.read_header(entry.id)[1]
+                    executable = entry.filemode == FileMode.BLOB_EXECUTABLE
+                    out.append(TreeEntry(rel, "file", size, executable))
+                else:
+                    out.append(TreeEntry(rel, "other"))
+                if len(out) > max_entries:
+                    raise LimitExceededError(
+                        f"{self.config.name}: more than {max_entries} entries in the tree"
+                    )
+        return sorted(out, key=lambda e: e.path)
 
     # close(): nothing; the resolved commit stays (never switch revisions mid-session)

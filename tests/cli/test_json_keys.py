@@ -42,7 +42,14 @@ REPORT = {
     "recovered": [None],
     **WARNINGS,
 }
-REGISTRY = {"name": None, "url": None, "kind": None, "trust": None, "root": None}
+REGISTRY = {
+    "name": None,
+    "url": None,
+    "kind": None,
+    "trust": None,
+    "root": None,
+    "package_id": None,
+}
 DRIFT = {"modified": [None], "missing": [None], "extra": [None], "mode": [None], "clean": None}
 ERROR = {"error": {"message": None, "hint": None, "exit_code": None}, **WARNINGS}
 SEARCH_RESULT = {
