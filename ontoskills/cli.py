@@ -37,6 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mcp_config",
     "pack",
     "publish",
+    "mirror",
 )
 # verb -> the module registering it (tests/cli/test_imports.py holds this to `register`).
 VERBS: dict[str, str] = {
@@ -60,6 +61,7 @@ VERBS: dict[str, str] = {
     "mcp-config": "mcp_config",
     "pack": "pack",
     "publish": "publish",
+    "mirror": "mirror",
 }
 # The root options (see `build_app`): which take a value, which are flags.
 _VALUE_OPTIONS = ("--home", "--lockfile", "--registry")
