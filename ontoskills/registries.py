@@ -25,6 +25,7 @@ class RegistryKind(Choice):
     HTTP = "http"
     FOLDER = "folder"
     GIT = "git"
+    OCI = "oci"  # oci://host/namespace: an OCI distribution registry (sources/oci.py)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ def _is_git_dir(path: Path) -> bool:
 
 def detect_kind(url: str) -> RegistryKind:
     """Guess the source kind from a URL or path; `registry add --kind` overrides it."""
+    if url.startswith("oci://"):
+        return RegistryKind.OCI
     if url.startswith("git+") or _SCP_RE.match(url) or url.startswith(("ssh://", "git://")):
         return RegistryKind.GIT
     bare = url.split("#", 1)[0].rstrip("/")

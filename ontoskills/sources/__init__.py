@@ -33,6 +33,7 @@ KINDS: dict[RegistryKind, tuple[str, str]] = {  # kind -> (module under sources/
     RegistryKind.HTTP: ("http", "HttpSource"),
     RegistryKind.FOLDER: ("folder", "FolderSource"),
     RegistryKind.GIT: ("git", "GitSource"),
+    RegistryKind.OCI: ("oci", "OciSource"),
 }
 
 
