@@ -81,7 +81,13 @@ def publish_oci(pkg: LocalPackage, opts: PublishOptions, rep: Reporter) -> Publi
     pid, version = pkg.manifest.package_id, pkg.manifest.version
     author, name = split_package_id(pid)
     loc = _oci.parse_location(opts.registry, allow_insecure_http=False)
-    client = _oci.OciClient(loc, dict(os.environ), timeout=30.0, name=slug_for_url(opts.registry))
+    client = _oci.OciClient(
+        loc,
+        dict(os.environ),
+        timeout=30.0,
+        name=slug_for_url(opts.registry),
+        plain_credentials=True,
+    )
     try:
         index_repo, pkg_repo = loc.repo(), loc.repo(author, name)
         rep.stage(f"reading {index_repo}:{INDEX_TAG}")

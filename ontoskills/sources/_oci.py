@@ -13,7 +13,9 @@ host), cached per scope; a 401 with `Basic` gets the credentials directly. Crede
 from `ONTOSKILLS_OCI_USERNAME` / `ONTOSKILLS_OCI_PASSWORD` (or `ONTOSKILLS_OCI_TOKEN`, a
 bearer token), each optionally per host: `ONTOSKILLS_OCI_USERNAME_<HOST>` with HOST upper-
 cased and every other character `_` (`REGISTRY_EXAMPLE_COM_5000`) wins over the plain name.
-They go only to the registry's own origin, and basic credentials to a token realm only on
+The plain names go only to registries the user configured (`registry add`, config.toml) or
+publishes to, like ONTOSKILLS_TOKEN; the per-host names are consent for that host. They go
+only to the registry's own origin, and basic credentials to a token realm only on
 that same host or over https; tokens are bound to the origin that issued the challenge and
 never printed (their Token repr hides the value).
 """
@@ -85,12 +87,16 @@ def _env_key(host: str) -> str:
     return re.sub(r"[^A-Z0-9]", "_", host.upper())
 
 
-def credentials(env: Mapping[str, str], netloc: str) -> tuple[tuple[str, str] | None, Token | None]:
-    """(basic user/password, bearer token) the environment holds for this host."""
+def credentials(
+    env: Mapping[str, str], netloc: str, *, plain: bool
+) -> tuple[tuple[str, str] | None, Token | None]:
+    """(basic user/password, bearer token) the environment holds for this host: the
+    per-host variables always, the plain ones only when `plain` (a registry the user
+    configured or publishes to, as for ONTOSKILLS_TOKEN: sources/_auth.py)."""
     suffix = _env_key(netloc)
 
     def get(name: str) -> tuple[str, str] | None:
-        for var in (f"{name}_{suffix}", name):
+        for var in (f"{name}_{suffix}", name) if plain else (f"{name}_{suffix}",):
             value = env.get(var, "")
             if value:
                 return var, value
@@ -113,11 +119,18 @@ def _challenge(header: str) -> tuple[str, dict[str, str]]:
 
 class OciClient:
     def __init__(
-        self, loc: OciLocation, env: Mapping[str, str], *, timeout: float, name: str
+        self,
+        loc: OciLocation,
+        env: Mapping[str, str],
+        *,
+        timeout: float,
+        name: str,
+        plain_credentials: bool,
     ) -> None:
         self.loc = loc
         self.name = name
-        self.basic, self.bearer = credentials(env, urlsplit(loc.base).netloc)
+        netloc = urlsplit(loc.base).netloc
+        self.basic, self.bearer = credentials(env, netloc, plain=plain_credentials)
         self._tokens: dict[str, Token] = {}  # scope -> token from this origin's realm
         self._auth: str | None = None  # the Authorization header that worked last
         self.client = httpx.Client(timeout=timeout, follow_redirects=False)
@@ -156,9 +169,11 @@ class OciClient:
             resp.close()
             raise AuthError(
                 f"{self.name}: {what}: access denied (HTTP {resp.status_code})",
-                hint="set ONTOSKILLS_OCI_USERNAME and ONTOSKILLS_OCI_PASSWORD (or "
-                "ONTOSKILLS_OCI_TOKEN), optionally per host: ONTOSKILLS_OCI_USERNAME_"
-                f"{_env_key(urlsplit(self.loc.base).netloc)}",
+                hint="set ONTOSKILLS_OCI_USERNAME_{h} and ONTOSKILLS_OCI_PASSWORD_{h} (or "
+                "ONTOSKILLS_OCI_TOKEN_{h}); the names without the host suffix go only to a "
+                "registry you configured with `ontoskills registry add`".format(
+                    h=_env_key(urlsplit(self.loc.base).netloc)
+                ),
             )
         return resp
 

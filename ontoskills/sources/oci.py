@@ -93,8 +93,16 @@ class OciSource(BaseSource):
             )
         import os
 
+        from ._auth import origin_of
+
         env = options.env or dict(os.environ)
-        self.client = OciClient(self.loc, env, timeout=options.timeout, name=config.name)
+        self.client = OciClient(
+            self.loc,
+            env,
+            timeout=options.timeout,
+            name=config.name,
+            plain_credentials=origin_of(config.url) in options.token_origins,
+        )
         self._index: bytes | None = None
         self._refs: dict[str, str] = {}  # package id -> manifest digest (pinned by the index)
         self._packages: dict[str, tuple[str, dict[str, tuple[str, int, bool]]]] = {}

@@ -140,3 +140,11 @@ def test_basic_auth_401_and_credentials_from_the_environment(
         assert proc.returncode == 0, proc.stderr
         assert secret not in proc.stderr + proc.stdout
         assert secret not in (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").read_text()
+
+        # the plain names go only to a registry the user configured (like ONTOSKILLS_TOKEN)
+        plain = {"ONTOSKILLS_OCI_USERNAME": "alice", "ONTOSKILLS_OCI_PASSWORD": secret}
+        home2 = ["--home", str(tmp_path / "home2")]
+        proc = cli(*home2, "--registry", oci.url, "install", "acme/tools", extra_env=plain)
+        assert proc.returncode == 6 and "registry add" in proc.stderr
+        cli(*home2, "registry", "add", "corp", oci.url, check=True)
+        cli(*home2, "install", "acme/tools", check=True, extra_env=plain)
