@@ -155,10 +155,11 @@ class OciClient:
         """One request, answering the registry's auth challenge once; redirects (blob
         storage) are followed without our Authorization header to another origin."""
         hdrs = dict(headers or {})
-        if self._auth:
+        ours = origin_of(url) == origin_of(self.loc.base)  # an upload URL may be elsewhere
+        if self._auth and ours:
             hdrs["Authorization"] = self._auth
         resp = self._send(method, url, hdrs, content, stream, what)
-        if resp.status_code == 401:
+        if resp.status_code == 401 and ours:
             resp.close()
             auth = self._answer(resp.headers.get("WWW-Authenticate", ""), what)
             if auth is not None:

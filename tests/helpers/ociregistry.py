@@ -6,6 +6,7 @@ asked, htpasswd (bcrypt) basic auth; skipped cleanly where the binary is missing
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -95,3 +96,91 @@ def oci_registry(base: Path, *, users: dict[str, str] | None = None) -> Iterator
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class TokenFront:
+    """The Docker token flow in front of a real registry, on loopback: `/v2/...` answers 401
+    with `WWW-Authenticate: Bearer realm=.../token,service=...,scope=...` unless it carries a
+    token `/token` issued (for basic `user:password`); authorized requests are forwarded to
+    the registry as they are (its Location headers name this front: the Host is kept)."""
+
+    def __init__(self, backend_port: int, user: str, password: str) -> None:
+        import base64
+        import http.server
+        import secrets
+        import threading
+
+        self.tokens: set[str] = set()
+        self.token_requests: list[str] = []  # each /token query string
+        self.authorizations: list[str] = []  # every Authorization header /v2 saw
+        expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+        front = self
+        backend = f"http://127.0.0.1:{backend_port}"
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _reply(self, status: int, headers: dict[str, str], body: bytes = b"") -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                if self.path.startswith("/token"):
+                    front.token_requests.append(self.path)
+                    if self.headers.get("Authorization") != expected:
+                        self._reply(401, {})
+                        return
+                    token = secrets.token_hex(16)
+                    front.tokens.add(token)
+                    self._reply(
+                        200,
+                        {"Content-Type": "application/json"},
+                        json.dumps({"token": token}).encode(),
+                    )
+                    return
+                auth = self.headers.get("Authorization", "")
+                front.authorizations.append(auth)
+                if auth.removeprefix("Bearer ") not in front.tokens:
+                    realm = f"http://127.0.0.1:{front.port}/token"
+                    challenge = f'Bearer realm="{realm}",service="test",scope="repository:x:pull"'
+                    self._reply(401, {"WWW-Authenticate": challenge})
+                    return
+                keep = {"content-type", "accept", "host"}
+                headers = {k: v for k, v in self.headers.items() if k.lower() in keep}
+                resp = httpx.request(
+                    self.command, backend + self.path, headers=headers, content=body, timeout=30
+                )
+                out = {
+                    k: v
+                    for k, v in resp.headers.items()
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection")
+                }
+                self._reply(resp.status_code, out, resp.content)
+
+            do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = _handle
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = int(self._httpd.server_address[1])
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"oci://127.0.0.1:{self.port}/skills"
+
+    def __enter__(self) -> TokenFront:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

@@ -148,3 +148,39 @@ def test_basic_auth_401_and_credentials_from_the_environment(
         assert proc.returncode == 6 and "registry add" in proc.stderr
         cli(*home2, "registry", "add", "corp", oci.url, check=True)
         cli(*home2, "install", "acme/tools", check=True, extra_env=plain)
+
+
+def test_bearer_token_flow(
+    cli_inproc: CliRunner, oci: OciRegistry, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The Docker token flow: 401 Bearer challenge -> the realm with basic credentials ->
+    a token, sent back to the registry's origin only; never printed."""
+    from tests.helpers.ociregistry import TokenFront
+
+    cli = cli_inproc
+    secret = "t0ken-Pa55"
+    with TokenFront(oci.port, "alice", secret) as front:
+        host = f"127_0_0_1_{front.port}"
+        creds = {
+            f"ONTOSKILLS_OCI_USERNAME_{host}": "alice",
+            f"ONTOSKILLS_OCI_PASSWORD_{host}": secret,
+        }
+        pkg = make_package(tmp_path / "w", "acme/tools")
+        assert cli("publish", str(pkg), "--registry", front.url).returncode == 6
+        cli("publish", str(pkg), "--registry", front.url, check=True, extra_env=creds)
+        assert front.tokens and all("service=test" in q for q in front.token_requests)
+        proc = cli("--registry", front.url, "install", "acme/tools", extra_env=creds)
+        assert proc.returncode == 0, proc.stderr
+        assert installed(Path(env["ONTOSKILLS_HOME"]), "acme/tools")
+        shown = (
+            proc.stdout
+            + proc.stderr
+            + (Path(env["ONTOSKILLS_HOME"]) / "ontoskills.lock").read_text()
+        )
+        assert secret not in shown and not any(t in shown for t in front.tokens)
+        bad = {**creds, f"ONTOSKILLS_OCI_PASSWORD_{host}": "nope"}
+        home2 = ["--home", str(tmp_path / "home2")]
+        assert (
+            cli(*home2, "--registry", front.url, "install", "acme/tools", extra_env=bad).returncode
+            == 6
+        )
