@@ -89,7 +89,9 @@ def oci_vs_http(registry: Path, tmp: Path, repeat: int) -> list[tuple[str, str, 
         "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
         f"    rootdirectory: {tmp / 'oci'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
     )
-    proc = subprocess.Popen([binary, "serve", str(cfg)], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [binary, "serve", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     folder = tmp / "folder-registry"
     handler = functools.partial(QuietHandler, directory=str(folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
