@@ -288,3 +288,27 @@ def test_partial_mirror_of_a_signed_registry_verifies_against_its_root(
     else:
         with FaultServer(mirror) as srv:
             check(srv.url)
+
+
+def test_signed_lock_mirrored_then_ci_from_the_mirror(
+    cli_inproc: CliRunner, signed_origin: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    cli = cli_inproc
+    home = Path(env["ONTOSKILLS_HOME"])
+    root_file = tmp_path / "trusted-root.json"
+    shutil.copyfile(signed_origin / "metadata" / "root.json", root_file)
+    cli("registry", "add", "corp", str(signed_origin), "--root", str(root_file), check=True)
+    cli("install", "acme/tools", check=True)
+    team = tmp_path / "team" / "ontoskills.lock"
+    team.parent.mkdir()
+    shutil.copyfile(home / "ontoskills.lock", team)
+    mirror = tmp_path / "mirror"
+    done = run_json(cli, "mirror", "--from-lock", str(team), "--to", str(mirror))
+    assert done["signed"] is True
+    assert (mirror / "metadata" / "timestamp.json").is_file()
+    shutil.move(signed_origin, tmp_path / "gone")
+    home2 = tmp_path / "home2"
+    home2.mkdir()
+    shutil.copyfile(team, home2 / "ontoskills.lock")
+    cli("--home", str(home2), "--offline", "--registry", str(mirror), "ci", check=True)
+    assert tree(home2) == tree(home)
