@@ -184,3 +184,27 @@ def test_bearer_token_flow(
             cli(*home2, "--registry", front.url, "install", "acme/tools", extra_env=bad).returncode
             == 6
         )
+
+
+def test_mirror_an_oci_registry_for_an_air_gapped_network(
+    cli_inproc: CliRunner, oci: OciRegistry, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """`--offline` cannot read oci://; a mirror of it can (and installs the same tree)."""
+    cli = cli_inproc
+    pkg = make_package(tmp_path / "w", "acme/tools")
+    cli("publish", str(pkg), "--registry", oci.url, check=True)
+    assert cli("--offline", "--registry", oci.url, "install", "acme/tools").returncode == 2
+    mirror = tmp_path / "mirror"
+    cli("--registry", oci.url, "mirror", "acme/tools", "--to", str(mirror), check=True)
+    home2 = tmp_path / "home2"
+    cli(
+        "--home",
+        str(home2),
+        "--offline",
+        "--registry",
+        str(mirror),
+        "install",
+        "acme/tools",
+        check=True,
+    )
+    assert installed(home2, "acme/tools") == package_files(pkg)
