@@ -74,6 +74,7 @@ class MirrorResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "command": "mirror",
             "to": self.to,
             "registry": self.registry,
             "signed": self.signed,

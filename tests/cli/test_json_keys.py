@@ -211,6 +211,22 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
     # A package claiming a higher tier than its index: the warning is in the document.
     doc = check(REPORT, "install", "acme/design")
     assert any("declares trust tier" in w for w in doc["warnings"]), doc
+    mirrored = {
+        "command": None,
+        "to": None,
+        "registry": None,
+        "signed": None,
+        "packages": [{"id": None, "version": None, "files": None}],
+        "copied": None,
+        "skipped": None,
+        "removed": None,
+        "bytes_copied": None,
+        "model": None,
+        "notes": [None],
+        **WARNINGS,
+    }
+    mirror_to = str(world["out"].parent / "mirror-out")
+    check(mirrored, "mirror", "acme/devtools", "--to", mirror_to, "--with-embeddings")
     listed = {
         "package": None,
         "version": None,
@@ -369,7 +385,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "registry add", "registry list", "registry remove", "registry init", "registry verify",
         "install", "list", "info", "outdated", "doctor", "disable", "enable", "update", "ci",
         "export-embeddings", "search", "show", "remove", "cache dir", "cache clean",
-        "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock",
+        "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock", "mirror",
     } <= seen, seen  # fmt: skip
 
 
@@ -435,6 +451,7 @@ def test_no_payload_is_copied_from_fields() -> None:
         "catalog/context.py",
         "catalog/disclosure.py",
         "embeddings/export.py",
+        "install/mirror.py",
         "install/mutation.py",
         "install/queries.py",
         "install/state.py",
