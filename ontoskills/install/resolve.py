@@ -272,7 +272,10 @@ def _candidate_files(
             raise IntegrityError(
                 f"{manifest.package_id} in {reg_name}: manifest lists files the registry does "
                 f"not have: {', '.join(missing[:5])}",
-                hint="the registry is inconsistent; report it to its maintainers",
+                hint="install without --with-embeddings (a mirror made without "
+                "--with-embeddings has no intent vectors), or mirror it again with it"
+                if all(_is_embedding(p, manifest) for p in missing)
+                else "the registry is inconsistent; report it to its maintainers",
             )
     out.pop(MANIFEST, None)
     return out

@@ -84,6 +84,10 @@ def test_mirror_holds_only_named_packages_and_installs_offline(
         check=True,
     )
     assert tree(home2) == from_origin
+    # vectors were not mirrored: asking for them says so (exit 4), nothing installed
+    home3 = ["--home", str(tmp_path / "home3"), "--registry", str(mirror)]
+    proc = cli(*home3, "install", "acme/devtools", "--with-embeddings")
+    assert proc.returncode == 4 and "mirror it again" in proc.stderr
     assert (
         cli("--home", str(home2), "--registry", str(mirror), "install", "acme/design").returncode
         == 7
