@@ -28,6 +28,7 @@ def test_capabilities_are_asked_not_inferred_from_the_name() -> None:
         RegistryKind.HTTP: (True, False),
         RegistryKind.FOLDER: (False, False),
         RegistryKind.GIT: (False, True),
+        RegistryKind.OCI: (True, False),
     }
 
 
