@@ -23,14 +23,20 @@ removes only files it wrote earlier that no longer belong.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import jsonio, limits
-from ..errors import NotFoundError, UsageError
+import filelock
+
+from .. import envvars, jsonio, limits
+from ..errors import BusyError, NotFoundError, UsageError
 from ..fsutil import guard_root, make_dirs, sha256_file
 from ..lockfile import Lockfile
 from ..manifest import IndexEntry
@@ -192,7 +198,33 @@ def mirror(session: Session, req: MirrorRequest) -> MirrorResult:
     if not plans:
         raise UsageError("the lock lists no packages", hint="name packages to mirror instead")
     reg = _one_registry(plans)
-    folder = _open_target(req, reg)
+    with _writer_lock(Path(os.path.realpath(os.path.expanduser(req.to)))):
+        folder = _open_target(req, reg)  # checked under the lock: a running mirror's
+        return _mirror_into(session, req, plans, reg, folder)  # temp files are not "foreign"
+
+
+@contextlib.contextmanager
+def _writer_lock(folder: Path) -> Iterator[None]:
+    """One `mirror` per folder at a time; the lock file stays outside the mirror."""
+    key = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"ontoskills-mirror-{key}.lock"
+    try:
+        with filelock.FileLock(str(path), timeout=envvars.get(envvars.LOCK_TIMEOUT)):
+            yield
+    except filelock.Timeout:
+        raise BusyError(
+            f"another `mirror` into {folder} is running",
+            hint="wait for it, or raise ONTOSKILLS_LOCK_TIMEOUT",
+        ) from None
+
+
+def _mirror_into(
+    session: Session,
+    req: MirrorRequest,
+    plans: list[tuple[PackagePlan, IndexEntry]],
+    reg: RegistryConfig,
+    folder: Path,
+) -> MirrorResult:
     state = _read_state(folder)
     opened = session.opened(reg)
     signed = opened.root_keys is not None

@@ -316,3 +316,23 @@ def test_signed_lock_mirrored_then_ci_from_the_mirror(
     shutil.copyfile(team, home2 / "ontoskills.lock")
     cli("--home", str(home2), "--offline", "--registry", str(mirror), "ci", check=True)
     assert tree(home2) == tree(home)
+
+
+def test_one_mirror_per_folder_at_a_time(
+    cli_inproc: CliRunner, origin: Path, tmp_path: Path
+) -> None:
+    import hashlib
+    import tempfile
+
+    import filelock
+
+    mirror = tmp_path / "mirror"
+    key = hashlib.sha256(str(mirror.resolve()).encode()).hexdigest()[:16]
+    held = filelock.FileLock(str(Path(tempfile.gettempdir()) / f"ontoskills-mirror-{key}.lock"))
+    with held:  # another `mirror` into the same folder is running
+        proc = cli_inproc(
+            "--registry", str(origin), "mirror", "acme/design", "--to", str(mirror),
+            extra_env={"ONTOSKILLS_LOCK_TIMEOUT": "0"},
+        )  # fmt: skip
+    assert proc.returncode == 1 and "another `mirror`" in proc.stderr
+    assert not mirror.exists()
