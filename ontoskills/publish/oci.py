@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import os
 from typing import Any
+from urllib.parse import urlencode, urljoin
 
 from .. import jsonio, limits
-from ..errors import NotFoundError
+from ..errors import NetworkError, NotFoundError
 from ..fsutil import is_executable, sha256_bytes
 from ..progress import Reporter
 from ..registries import slug_for_url
@@ -58,6 +59,54 @@ def _artifact(config_type: str, config: bytes, layer_list: list[dict[str, Any]])
         "layers": layer_list,
     }
     return (json.dumps(body, indent=2, sort_keys=True) + "\n").encode()
+
+
+# The write half of the distribution API: only publish pushes.
+def _has_blob(client: _oci.OciClient, repo: str, digest: str) -> bool:
+    resp = client.request("HEAD", client.url(f"{repo}/blobs/{digest}"), what=f"{repo} blob")
+    resp.close()
+    return resp.status_code == 200
+
+
+def _push_blob(client: _oci.OciClient, repo: str, data: bytes) -> str:
+    """A monolithic upload (POST, then PUT ?digest=), skipped when the registry has it."""
+    digest = "sha256:" + sha256_bytes(data)
+    if _has_blob(client, repo, digest):
+        return digest
+    what = f"upload to {repo}"
+    resp = client.request("POST", client.url(f"{repo}/blobs/uploads/"), what=what)
+    if resp.status_code != 202:
+        client.check(resp, what)
+        raise NetworkError(f"{client.name}: {what}: HTTP {resp.status_code}")
+    location = urljoin(client.loc.base, resp.headers.get("Location", ""))
+    sep = "&" if "?" in location else "?"
+    resp = client.request(
+        "PUT",
+        f"{location}{sep}{urlencode({'digest': digest})}",
+        headers={"Content-Type": "application/octet-stream"},
+        content=data,
+        what=what,
+    )
+    if resp.status_code != 201:
+        client.check(resp, what)
+        raise NetworkError(f"{client.name}: {what}: HTTP {resp.status_code}")
+    return digest
+
+
+def _put_manifest(client: _oci.OciClient, repo: str, tag: str, data: bytes) -> str:
+    what = f"{repo}:{tag}"
+    resp = client.request(
+        "PUT",
+        client.url(f"{repo}/manifests/{tag}"),
+        headers={"Content-Type": _oci.MANIFEST_TYPE},
+        content=data,
+        what=what,
+    )
+    if resp.status_code != 201:
+        detail = resp.text[:200]
+        client.check(resp, what)
+        raise NetworkError(f"{client.name}: {what}: HTTP {resp.status_code}: {detail}")
+    return "sha256:" + sha256_bytes(data)
 
 
 def _current_index(client: _oci.OciClient, repo: str) -> tuple[bytes | None, dict[str, Any]]:
@@ -113,15 +162,15 @@ def publish_oci(pkg: LocalPackage, opts: PublishOptions, rep: Reporter) -> Publi
         layer_list = []
         for rel, path in files:
             data = path.read_bytes()
-            client.push_blob(pkg_repo, data)
+            _push_blob(client, pkg_repo, data)
             desc = _descriptor(FILE_TYPE, data, rel)
             if is_executable(path):
                 desc["annotations"][EXECUTABLE] = "true"
             layer_list.append(desc)
             rep.advance()
-        client.push_blob(pkg_repo, pkg.data)
-        digest = client.put_manifest(
-            pkg_repo, version, _artifact(PACKAGE_TYPE, pkg.data, layer_list)
+        _push_blob(client, pkg_repo, pkg.data)
+        digest = _put_manifest(
+            client, pkg_repo, version, _artifact(PACKAGE_TYPE, pkg.data, layer_list)
         )
         rep.stage(f"updating {index_repo}:{INDEX_TAG}")
         entry = {
@@ -133,11 +182,11 @@ def publish_oci(pkg: LocalPackage, opts: PublishOptions, rep: Reporter) -> Publi
         index = index_with(old_index, entry)
         refs[pid] = {"version": version, "digest": digest}
         config = (json.dumps({"packages": dict(sorted(refs.items()))}, indent=2) + "\n").encode()
-        client.push_blob(index_repo, index)
-        client.push_blob(index_repo, config)
+        _push_blob(client, index_repo, index)
+        _push_blob(client, index_repo, config)
         index_layer = _descriptor(INDEX_FILE_TYPE, index, "index.json")
-        client.put_manifest(
-            index_repo, INDEX_TAG, _artifact(INDEX_CONFIG_TYPE, config, [index_layer])
+        _put_manifest(
+            client, index_repo, INDEX_TAG, _artifact(INDEX_CONFIG_TYPE, config, [index_layer])
         )
         result.commit = digest  # the version's manifest digest: what installs pin
         return result

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,7 @@ from ..errors import (
 )
 from ..fsutil import CHUNK
 from ._auth import Token, _header_safe, is_loopback, origin_of
+from ._retry import Deadline, RetryPolicy, parse_retry_after
 
 MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -126,9 +128,13 @@ class OciClient:
         timeout: float,
         name: str,
         plain_credentials: bool,
+        retries: int = 0,
+        deadline: Deadline | None = None,
     ) -> None:
         self.loc = loc
         self.name = name
+        self.retry = RetryPolicy.from_env(retries)
+        self.deadline = deadline
         netloc = urlsplit(loc.base).netloc
         self.basic, self.bearer = credentials(env, netloc, plain=plain_credentials)
         self._tokens: dict[str, Token] = {}  # scope -> token from this origin's realm
@@ -139,7 +145,7 @@ class OciClient:
         self.client.close()
 
     # ------------------------------------------------------------------ requests
-    def _url(self, path: str) -> str:
+    def url(self, path: str) -> str:
         return f"{self.loc.base}/v2/{path}"
 
     def request(
@@ -161,7 +167,8 @@ class OciClient:
         resp = self._send(method, url, hdrs, content, stream, what)
         if resp.status_code == 401 and ours:
             resp.close()
-            auth = self._answer(resp.headers.get("WWW-Authenticate", ""), what)
+            challenge = resp.headers.get("WWW-Authenticate", "")
+            auth = self._answer(challenge, what, stale=hdrs.get("Authorization"))
             if auth is not None:
                 self._auth = auth
                 hdrs["Authorization"] = auth
@@ -188,14 +195,7 @@ class OciClient:
         what: str,
     ) -> httpx.Response:
         for _ in range(5):  # redirects by hand: Authorization never leaves the origin
-            try:
-                req = self.client.build_request(method, url, headers=headers, content=content)
-                resp = self.client.send(req, stream=stream)
-            except httpx.HTTPError as exc:
-                raise NetworkError(
-                    f"{self.name}: {what}: {type(exc).__name__}",
-                    hint="check the network and the registry URL",
-                ) from None
+            resp = self._attempts(method, url, headers, content, stream, what)
             if resp.status_code not in (301, 302, 303, 307, 308) or method != "GET":
                 return resp
             resp.close()
@@ -205,7 +205,43 @@ class OciClient:
             url = target
         raise NetworkError(f"{self.name}: {what}: too many redirects")
 
-    def _answer(self, header: str, what: str) -> str | None:
+    def _attempts(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        stream: bool,
+        what: str,
+    ) -> httpx.Response:
+        """One request with retries (GET/HEAD only: an upload is not replayed) on transport
+        errors, 429 and 5xx, with backoff and `Retry-After`, within the command's deadline."""
+        retries = self.retry.retries if method in ("GET", "HEAD") else 0
+        for attempt in range(retries + 1):
+            last = attempt == retries or (self.deadline is not None and self.deadline.expired)
+            try:
+                req = self.client.build_request(method, url, headers=headers, content=content)
+                resp = self.client.send(req, stream=stream)
+            except httpx.HTTPError as exc:
+                if last:
+                    raise NetworkError(
+                        f"{self.name}: {what}: {type(exc).__name__}",
+                        hint="check the network and the registry URL",
+                    ) from None
+                time.sleep(self._wait(attempt, None))
+                continue
+            if last or not (resp.status_code == 429 or resp.status_code >= 500):
+                return resp
+            after = parse_retry_after(resp.headers.get("Retry-After"))
+            resp.close()
+            time.sleep(self._wait(attempt, after))
+        raise AssertionError("unreachable")
+
+    def _wait(self, attempt: int, retry_after: float | None) -> float:
+        wait = self.retry.delay(attempt, retry_after)
+        return wait if self.deadline is None else min(wait, self.deadline.remaining())
+
+    def _answer(self, header: str, what: str, stale: str | None = None) -> str | None:
         scheme, params = _challenge(header)
         if scheme == "basic":
             if self.basic is None:
@@ -217,6 +253,8 @@ class OciClient:
         if self.bearer is not None:
             return f"Bearer {self.bearer.value}"
         scope = params.get("scope", "")
+        if scope in self._tokens and stale == f"Bearer {self._tokens[scope].value}":
+            del self._tokens[scope]  # refused: expired, or for another scope; ask again
         if scope not in self._tokens:
             self._tokens[scope] = self._token(params, what)
         return f"Bearer {self._tokens[scope].value}"
@@ -251,7 +289,7 @@ class OciClient:
             raise AuthError(f"{self.name}: the token service answered no token")
         return Token(_header_safe(value, "the registry's token"), "the token service")
 
-    def _check(self, resp: httpx.Response, what: str) -> None:
+    def check(self, resp: httpx.Response, what: str) -> None:
         if resp.status_code == 404:
             resp.close()
             raise NotFoundError(f"{self.name}: {what} not found", hint="check the name and version")
@@ -265,11 +303,11 @@ class OciClient:
         what = f"{repo}:{ref}" if not ref.startswith("sha256:") else f"{repo}@{ref[:19]}"
         resp = self.request(
             "GET",
-            self._url(f"{repo}/manifests/{ref}"),
+            self.url(f"{repo}/manifests/{ref}"),
             headers={"Accept": MANIFEST_TYPE},
             what=what,
         )
-        self._check(resp, what)
+        self.check(resp, what)
         data = resp.content
         if len(data) > MAX_MANIFEST_BYTES:
             raise LimitExceededError(f"{self.name}: {what}: manifest over {MAX_MANIFEST_BYTES}")
@@ -287,9 +325,9 @@ class OciClient:
     def blob_to(self, repo: str, digest: str, dest: Path, *, max_bytes: int, what: str) -> int:
         """Stream a blob into dest; its sha256 must be its digest (else exit 4)."""
         check_digest(digest, what)
-        resp = self.request("GET", self._url(f"{repo}/blobs/{digest}"), stream=True, what=what)
+        resp = self.request("GET", self.url(f"{repo}/blobs/{digest}"), stream=True, what=what)
         try:
-            self._check(resp, what)
+            self.check(resp, what)
             h, size = hashlib.sha256(), 0
             with open(dest, "wb") as out:
                 for chunk in resp.iter_bytes(CHUNK):
@@ -313,8 +351,8 @@ class OciClient:
 
     def blob(self, repo: str, digest: str, *, max_bytes: int, what: str) -> bytes:
         check_digest(digest, what)
-        resp = self.request("GET", self._url(f"{repo}/blobs/{digest}"), what=what)
-        self._check(resp, what)
+        resp = self.request("GET", self.url(f"{repo}/blobs/{digest}"), what=what)
+        self.check(resp, what)
         data = resp.content
         if len(data) > max_bytes:
             raise LimitExceededError(f"{self.name}: {what} exceeds {max_bytes} bytes")
@@ -324,50 +362,6 @@ class OciClient:
                 hint="nothing was installed; tell the registry's maintainers",
             )
         return data
-
-    # ------------------------------------------------------------------ writes
-    def has_blob(self, repo: str, digest: str) -> bool:
-        resp = self.request("HEAD", self._url(f"{repo}/blobs/{digest}"), what=f"{repo} blob")
-        resp.close()
-        return resp.status_code == 200
-
-    def push_blob(self, repo: str, data: bytes) -> str:
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        if self.has_blob(repo, digest):
-            return digest
-        what = f"upload to {repo}"
-        resp = self.request("POST", self._url(f"{repo}/blobs/uploads/"), what=what)
-        if resp.status_code != 202:
-            self._check(resp, what)
-            raise NetworkError(f"{self.name}: {what}: HTTP {resp.status_code}")
-        location = urljoin(self.loc.base, resp.headers.get("Location", ""))
-        sep = "&" if "?" in location else "?"
-        resp = self.request(
-            "PUT",
-            f"{location}{sep}{urlencode({'digest': digest})}",
-            headers={"Content-Type": "application/octet-stream"},
-            content=data,
-            what=what,
-        )
-        if resp.status_code != 201:
-            self._check(resp, what)
-            raise NetworkError(f"{self.name}: {what}: HTTP {resp.status_code}")
-        return digest
-
-    def put_manifest(self, repo: str, tag: str, data: bytes) -> str:
-        what = f"{repo}:{tag}"
-        resp = self.request(
-            "PUT",
-            self._url(f"{repo}/manifests/{tag}"),
-            headers={"Content-Type": MANIFEST_TYPE},
-            content=data,
-            what=what,
-        )
-        if resp.status_code != 201:
-            detail = resp.text[:200]
-            self._check(resp, what)
-            raise NetworkError(f"{self.name}: {what}: HTTP {resp.status_code}: {detail}")
-        return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def check_digest(digest: object, what: str) -> str:

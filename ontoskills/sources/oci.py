@@ -102,6 +102,8 @@ class OciSource(BaseSource):
             timeout=options.timeout,
             name=config.name,
             plain_credentials=origin_of(config.url) in options.token_origins,
+            retries=options.retries,
+            deadline=options.deadline,
         )
         self._index: bytes | None = None
         self._refs: dict[str, str] = {}  # package id -> manifest digest (pinned by the index)

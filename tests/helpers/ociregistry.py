@@ -104,7 +104,7 @@ class TokenFront:
     token `/token` issued (for basic `user:password`); authorized requests are forwarded to
     the registry as they are (its Location headers name this front: the Host is kept)."""
 
-    def __init__(self, backend_port: int, user: str, password: str) -> None:
+    def __init__(self, backend_port: int, user: str, password: str, *, fail_gets: int = 0) -> None:
         import base64
         import http.server
         import secrets
@@ -113,6 +113,7 @@ class TokenFront:
         self.tokens: set[str] = set()
         self.token_requests: list[str] = []  # each /token query string
         self.authorizations: list[str] = []  # every Authorization header /v2 saw
+        self.fail_gets = fail_gets  # answer this many authorized GETs with 503 first
         expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         front = self
         backend = f"http://127.0.0.1:{backend_port}"
@@ -154,6 +155,10 @@ class TokenFront:
                     realm = f"http://127.0.0.1:{front.port}/token"
                     challenge = f'Bearer realm="{realm}",service="test",scope="repository:x:pull"'
                     self._reply(401, {"WWW-Authenticate": challenge})
+                    return
+                if self.command == "GET" and front.fail_gets > 0:
+                    front.fail_gets -= 1
+                    self._reply(503, {"Retry-After": "0"})
                     return
                 keep = {"content-type", "accept", "host"}
                 headers = {k: v for k, v in self.headers.items() if k.lower() in keep}

@@ -208,3 +208,22 @@ def test_mirror_an_oci_registry_for_an_air_gapped_network(
         check=True,
     )
     assert installed(home2, "acme/tools") == package_files(pkg)
+
+
+def test_reads_are_retried_on_503(cli_inproc: CliRunner, oci: OciRegistry, tmp_path: Path) -> None:
+    from tests.helpers.ociregistry import TokenFront
+
+    cli = cli_inproc
+    with TokenFront(oci.port, "alice", "pw", fail_gets=3) as front:
+        host = f"127_0_0_1_{front.port}"
+        creds = {
+            f"ONTOSKILLS_OCI_USERNAME_{host}": "alice",
+            f"ONTOSKILLS_OCI_PASSWORD_{host}": "pw",
+        }
+        front.fail_gets = 0
+        cli("publish", str(make_package(tmp_path / "w", "acme/tools")), "--registry", front.url,
+            check=True, extra_env=creds)  # fmt: skip
+        front.fail_gets = 3
+        proc = cli("--registry", front.url, "install", "acme/tools", extra_env=creds)
+        assert proc.returncode == 0, proc.stderr
+        assert front.fail_gets == 0  # three 503s were answered, and retried
