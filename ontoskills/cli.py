@@ -40,6 +40,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "pack",
     "publish",
     "link",
+    "mirror",
 )
 # verb -> the module registering it (tests/cli/test_imports.py holds this to `register`).
 VERBS: dict[str, str] = {
@@ -70,6 +71,7 @@ VERBS: dict[str, str] = {
     "publish": "publish",
     "link": "link",
     "unlink": "link",
+    "mirror": "mirror",
 }
 # The root options (see `build_app`): which take a value, which are flags.
 _VALUE_OPTIONS = ("--home", "--lockfile", "--registry", "--project")

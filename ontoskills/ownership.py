@@ -134,6 +134,17 @@ def _write_marker(folder: Path, files: Sequence[str]) -> None:
     atomic_write_bytes(folder / OUTPUT_MARKER, body.encode("utf-8"))
 
 
+def listed_files(folder: Path) -> set[str] | None:
+    """The files our marker in `folder` lists (None: no marker of ours): for outputs that
+    grow in place (`mirror`), which write their marker as they go."""
+    return _listed(folder)
+
+
+def write_marker(folder: Path, files: Sequence[str]) -> None:
+    """Record `files` as ours: written BEFORE they are, so a killed run leaves only them."""
+    _write_marker(folder, files)
+
+
 def _not_ours(entry: str, what: str) -> UsageError:
     return UsageError(
         f"{what} holds {entry!r}, which ontoskills did not write",

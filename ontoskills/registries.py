@@ -27,6 +27,8 @@ class RegistryKind(Choice):
     FOLDER = "folder"
     GIT = "git"
     SKILLS = "skills"  # an Agent Skills repository (git or folder) read as one package
+    if url.startswith("oci://"):
+        return RegistryKind.OCI
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ def detect_kind(url: str) -> RegistryKind:
     """Guess the source kind from a URL or path; `registry add --kind` overrides it. A local
     folder or git repository with SKILL.md files and no index.json is kind `skills`; a
     remote one cannot be looked into first: `--kind skills` (or `install github:...`)."""
+    if url.startswith("oci://"):
+        return RegistryKind.OCI
     if url.startswith("git+") or _SCP_RE.match(url) or url.startswith(("ssh://", "git://")):
         return RegistryKind.GIT
     bare = url.split("#", 1)[0].rstrip("/")

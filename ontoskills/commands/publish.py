@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         directory: Annotated[Path, typer.Argument(help="Packed package folder.")],
         registry: Annotated[
-            str, typer.Option("--registry", help="Registry: local path or git URL.")
+            str, typer.Option("--registry", help="Registry: local path, git URL or oci://host/ns.")
         ],
         dry_run: Annotated[
             bool, typer.Option("--dry-run", help="Write nothing; show files, hashes and diffs.")

@@ -225,7 +225,7 @@ def resolve(
             "no `files` array, so only the modules it lists are installed, not other assets; "
             "install from the registry's git repository to get the whole package"
         )
-    files = _candidate_files(listing, manifest, reg.name)
+    files = _candidate_files(listing, manifest, reg.name, with_embeddings)
     chosen, plan.unresolved_deps = select_skills(manifest, skills)
     if skills is not None:
         keep = {s.id for s in chosen}
@@ -252,7 +252,7 @@ def resolve(
 
 
 def _candidate_files(
-    listing: list[RemoteFile] | None, manifest: Manifest, reg_name: str
+    listing: list[RemoteFile] | None, manifest: Manifest, reg_name: str, with_embeddings: bool
 ) -> dict[str, PlannedFile]:
     declared = {f.path: f for f in manifest.files or ()}
     out: dict[str, PlannedFile] = {}
@@ -269,11 +269,16 @@ def _candidate_files(
             d = declared.get(f.path)
             out[f.path] = PlannedFile(f.path, d.sha256 if d else None, f.size, f.executable)
         missing = sorted(set(manifest.listed_paths()) - set(out))
+        if not with_embeddings:  # not installed anyway: a mirror made without them lacks them
+            missing = [p for p in missing if not _is_embedding(p, manifest)]
         if missing:
             raise IntegrityError(
                 f"{manifest.package_id} in {reg_name}: manifest lists files the registry does "
                 f"not have: {', '.join(missing[:5])}",
-                hint="the registry is inconsistent; report it to its maintainers",
+                hint="install without --with-embeddings (a mirror made without "
+                "--with-embeddings has no intent vectors), or mirror it again with it"
+                if all(_is_embedding(p, manifest) for p in missing)
+                else "the registry is inconsistent; report it to its maintainers",
             )
     out.pop(MANIFEST, None)
     return out

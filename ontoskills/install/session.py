@@ -65,6 +65,11 @@ class Session:
     def registry_for_lock(self, locked: LockedRegistry) -> RegistryConfig:
         """The registry a locked package came from, with the trust cap it has now: its
         configured one, else the ad-hoc cap (a lock cannot lift it)."""
+        if self.registry_override:
+            # `--registry MIRROR ci`: the locked files are read from there (an air-gapped
+            # mirror, install/mirror.py); the lock's hashes still pin every byte.
+            there = self.adhoc_registry(self.registry_override)
+            return RegistryConfig(locked.name, there.url, there.kind, there.trust, there.root)
         configured = self.config.registry(locked.name)
         if configured is None or not same_location(configured.url, locked.url):
             configured = self.config.registry_at(locked.url)

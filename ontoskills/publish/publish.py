@@ -136,6 +136,10 @@ def publish(pkg_dir: Path, opts: PublishOptions, reporter: Reporter | None = Non
     rules.version_key(pkg.manifest.version)
     check_ref_component(pkg.manifest.version, "version")
     location = opts.registry
+    if location.startswith("oci://"):  # an OCI registry: an artifact per version (oci.py)
+        from .oci import publish_oci
+
+        return publish_oci(pkg, opts, rep)
     local = Path(location).expanduser()
     if "://" not in location and local.is_dir() and not gitops.is_bare_repo(local):
         kind = "git" if gitops.is_repo(local) else "folder"

@@ -34,6 +34,7 @@ KINDS: dict[RegistryKind, tuple[str, str]] = {  # kind -> (module under sources/
     RegistryKind.FOLDER: ("folder", "FolderSource"),
     RegistryKind.GIT: ("git", "GitSource"),
     RegistryKind.SKILLS: ("skills", "SkillsSource"),
+    RegistryKind.OCI: ("oci", "OciSource"),
 }
 
 

@@ -81,7 +81,8 @@ def token_origins(
     out = set()
     for url in configured:
         origin = origin_of(url) if "://" in url else None
-        if origin is not None and origin[0] in _DEFAULT_PORTS and origin[1]:
+        # oci://: where ONTOSKILLS_OCI_USERNAME/PASSWORD/TOKEN may go (sources/_oci.py)
+        if origin is not None and (origin[0] in _DEFAULT_PORTS or origin[0] == "oci") and origin[1]:
             out.add(origin)
     source = env if env else os.environ
     for entry in source.get(ENV_TOKEN_FOR, "").split(","):

@@ -219,6 +219,22 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
     # A package claiming a higher tier than its index: the warning is in the document.
     doc = check(REPORT, "install", "acme/design")
     assert any("declares trust tier" in w for w in doc["warnings"]), doc
+    mirrored = {
+        "command": None,
+        "to": None,
+        "registry": None,
+        "signed": None,
+        "packages": [{"id": None, "version": None, "files": None}],
+        "copied": None,
+        "skipped": None,
+        "removed": None,
+        "bytes_copied": None,
+        "model": None,
+        "notes": [None],
+        **WARNINGS,
+    }
+    mirror_to = str(world["out"].parent / "mirror-out")
+    check(mirrored, "mirror", "acme/devtools", "--to", mirror_to, "--with-embeddings")
     listed = {
         "package": None,
         "version": None,
@@ -401,6 +417,7 @@ def test_every_verb_json_keys(cli_inproc: CliRunner, world: dict[str, Path]) -> 
         "install", "list", "info", "outdated", "doctor", "disable", "enable", "update", "ci",
         "export-embeddings", "search", "show", "remove", "cache dir", "cache clean",
         "mcp-config", "pack", "publish", "registry sign", "registry keys", "lock", "tree", "why",
+        "mirror",
     } <= seen, seen  # fmt: skip
 
 
@@ -466,6 +483,7 @@ def test_no_payload_is_copied_from_fields() -> None:
         "catalog/context.py",
         "catalog/disclosure.py",
         "embeddings/export.py",
+        "install/mirror.py",
         "install/mutation.py",
         "install/graph.py",
         "install/queries.py",

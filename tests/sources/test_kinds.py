@@ -29,6 +29,7 @@ def test_capabilities_are_asked_not_inferred_from_the_name() -> None:
         RegistryKind.FOLDER: (False, False),
         RegistryKind.GIT: (False, True),
         RegistryKind.SKILLS: (False, False),  # an instance takes its git or folder source's
+        RegistryKind.OCI: (True, False),
     }
 
 
