@@ -110,6 +110,13 @@ def serve_cmd(
                 f"{', '.join(http_only)} only apply to --transport http",
                 hint="add --transport http, or drop them",
             )
+        first = None
+        if transport == Transport.STDIO:
+            from ..server.early import answer_initialize
+
+            # The handshake answered before the catalog load and the SDK import can slow it
+            # down on a busy machine (server/early.py).
+            first = answer_initialize()
         from ..server.prefetch import one_malloc_arena, prefetch_service
 
         one_malloc_arena()  # before any thread allocates
@@ -136,7 +143,7 @@ def serve_cmd(
         from ..server.runner import serve_stdio
 
         configure_logging(verbose)
-        anyio.run(serve_stdio, early.get, options)
+        anyio.run(serve_stdio, early.get, options, first)
 
     run(app_ctx, body)
 
