@@ -120,8 +120,14 @@ def serve_cmd(
         from ..server.prefetch import one_malloc_arena, prefetch_service
 
         one_malloc_arena()  # before any thread allocates
-        # The catalog starts loading now, while the SDK is imported (server/prefetch.py).
-        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.config, verify)
+        # http: the catalog starts loading now, while the SDK is imported (server/prefetch.py).
+        # stdio: once the SDK is in, below: the client's requests after initialize need the
+        # SDK, not the catalog, and on a busy machine the two compete (docs/PERFORMANCE.md).
+        http_early = (
+            prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.config, verify)
+            if transport == Transport.HTTP
+            else None
+        )
         # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
         import anyio
 
@@ -138,10 +144,12 @@ def serve_cmd(
                 host, port, allow_host, allow_origin, verbose, app_ctx.config.serve.max_streams
             )
             configure_logging(verbose)
-            anyio.run(serve_http, early.get, options, http)
+            assert http_early is not None
+            anyio.run(serve_http, http_early.get, options, http)
             return
         from ..server.runner import serve_stdio
 
+        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.config, verify)
         configure_logging(verbose)
         anyio.run(serve_stdio, early.get, options, first)
 
