@@ -2,7 +2,8 @@
 wall times, on the full registry; each figure next to a baseline measured in the same run.
 
     python benchmarks/footprint.py [--calls 1000] [--drift-calls 20000] [--drift-installs 40]
-                                   [--only serve,cli,install,drift] [--work DIR]
+                                   [--only serve,cli,install,drift,startup] [--work DIR]
+                                   [--startup-repo CHECKOUT]
 
 Homes: every package of ../shared/ontostore-full (103 packages, 626 skills, all enabled)
 installed through the real install pipeline (benchmarks/_store.install_store), once without
@@ -17,6 +18,10 @@ a model (BM25) and once with the real encoder (../shared/models, `install --mode
   `search` (ru_maxrss of a child forked from a small launcher, which keeps our own peak out).
 - install: all packages from the registry folder into a fresh home, in-process, alternated
   with a plain copy + sha256 of the same files (benchmarks/install.py), 3 rounds, medians.
+- startup (issue 27 item 6): spawn -> the `initialize` answer over stdio (median of 5 spawns)
+  of the embeddings home with 0, 4 and 8 busy processes (`while True: pass`) beside it, and
+  spawn -> the first `tools/list` answer; `--startup-repo` measures another checkout's
+  `ontoskills` (say the one before server/early.py) with the same home.
 - drift: one server, calls from 4 client tasks while a thread removes and re-installs one
   package with the real CLI, paced (install k once k * calls / installs calls are answered);
   VmRSS from a settled server (half the calls) to the end, by installs, and its
@@ -226,6 +231,61 @@ def serve_run(home: Path, serve_args: list[str], calls: int, spawns: int = 3) ->
     return out
 
 
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "footprint", "version": "0"},
+    },
+}
+AFTER_INIT = [
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def startup_times(
+    home: Path, repo: Path, load: int, spawns: int = 5
+) -> tuple[float, float, float]:
+    """Medians of spawn -> initialize answer, the server's CPU seconds by then (what the
+    wall is on an idle core), and spawn -> tools/list answer, with `load` busy processes."""
+    busy = [subprocess.Popen([PY, "-c", "while True: pass"]) for _ in range(load)]
+    env = {**env_for(home), "PYTHONPATH": str(repo)}
+    inits, cpus, lists = [], [], []
+    try:
+        time.sleep(0.5)
+        for _ in range(spawns):
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                cli("serve"),
+                env=env,
+                cwd=repo,  # `-m` puts the cwd first on sys.path, before PYTHONPATH
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["id"] == 1
+            inits.append(time.perf_counter() - t0)
+            cpus.append(proc_cpu(proc.pid))
+            proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in AFTER_INIT))
+            proc.stdin.flush()
+            assert json.loads(proc.stdout.readline())["id"] == 2
+            lists.append(time.perf_counter() - t0)
+            proc.stdin.close()
+            proc.wait(timeout=300)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    return statistics.median(inits), statistics.median(cpus), statistics.median(lists)
+
+
 def drift_run(
     home: Path, registry: Path, package: str, calls: int, installs: int
 ) -> dict[str, Any]:
@@ -414,6 +474,7 @@ def main() -> None:
     ap.add_argument("--drift-package", default="coinbase/agentic-wallet-skills")
     ap.add_argument("--only", default="serve,encoder,cli,install,drift")
     ap.add_argument("--work", type=Path)
+    ap.add_argument("--startup-repo", type=Path, default=REPO)
     ap.add_argument("--drift-samples", type=Path, help="write every drift sample (JSON lines)")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -465,9 +526,20 @@ def main() -> None:
     t_sdk = timed([PY, "-c", f"import {SDK_IMPORT}"], dict(os.environ), 3)
 
     bm25_home = home_for("bm25", None) if only & {"serve", "cli", "drift"} else None
-    emb_home = home_for("emb", models) if only & {"serve", "cli"} else None
+    emb_home = home_for("emb", models) if only & {"serve", "cli", "startup"} else None
 
     print(f"load average at start: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    if "startup" in only:
+        assert emb_home
+        for load in (0, 4, 8):
+            before = os.getloadavg()[0]
+            init, cpu, listed = startup_times(emb_home, args.startup_repo, load)
+            row(
+                f"spawn -> initialize answer, {load} busy processes (load avg {before:.1f})",
+                "gemini mcp list gives 5 s",
+                f"{init:.2f} s, {cpu:.2f} s CPU (tools/list {listed:.2f} s)",
+                "< 1 s",
+            )
     if "serve" in only:
         assert bm25_home and emb_home
         ort = python_status(ort_body)

@@ -117,11 +117,24 @@ def serve_cmd(
 
             check_lock_policy(app_ctx)  # exit 4 before serving what the policy refuses
         out.info(f"serving {app_ctx.where}")
+        first = None
+        if transport == Transport.STDIO:
+            from ..server.early import answer_initialize
+
+            # The handshake answered before the catalog load and the SDK import can slow it
+            # down on a busy machine (server/early.py).
+            first = answer_initialize()
         from ..server.prefetch import one_malloc_arena, prefetch_service
 
         one_malloc_arena()  # before any thread allocates
-        # The catalog starts loading now, while the SDK is imported (server/prefetch.py).
-        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
+        # http: the catalog starts loading now, while the SDK is imported (server/prefetch.py).
+        # stdio: once the SDK is in, below: the client's requests after initialize need the
+        # SDK, not the catalog, and on a busy machine the two compete (docs/PERFORMANCE.md).
+        http_early = (
+            prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
+            if transport == Transport.HTTP
+            else None
+        )
         # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
         import anyio
 
@@ -138,12 +151,14 @@ def serve_cmd(
                 host, port, allow_host, allow_origin, verbose, app_ctx.config.serve.max_streams
             )
             configure_logging(verbose)
-            anyio.run(serve_http, early.get, options, http)
+            assert http_early is not None
+            anyio.run(serve_http, http_early.get, options, http)
             return
         from ..server.runner import serve_stdio
 
+        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
         configure_logging(verbose)
-        anyio.run(serve_stdio, early.get, options)
+        anyio.run(serve_stdio, early.get, options, first)
 
     run(app_ctx, body)
 

@@ -351,7 +351,23 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
         "logging/setLevel", types.SetLevelRequestParams, h.notices.set_level
     )
     skills_ext.install(server, h.call, h.skills)
+    for method in TASKS_METHODS:
+        server.add_request_handler(method, types.RequestParams, _no_tasks)
     return server
+
+
+# The tasks extension's methods (SEP-2663). We create no tasks and do not declare it; a client
+# that did not declare it either gets -32021 naming it (the conformance suite's
+# `sep-2663-tasks-methods-non-declaring`), one that did gets -32601.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+
+async def _no_tasks(ctx: ServerRequestContext[Any], params: types.RequestParams) -> Any:
+    from mcp.server.mcpserver.server import require_client_extension
+
+    require_client_extension(ctx, TASKS_EXTENSION)  # -32021 when the client did not declare it
+    raise MCPError(code=types.METHOD_NOT_FOUND, message="this server creates no tasks")
 
 
 async def _call_or_error(holder: ServiceHolder, fn: Callable[..., T], *args: Any) -> T:

@@ -1,8 +1,10 @@
 """What `serve` starts before it imports the MCP SDK: the search service, built in a thread,
 and one malloc arena for the process.
 
-Import-light on purpose (no SDK, no numpy or pyoxigraph until the thread runs): the verb
-starts the build first and imports the SDK while it runs (~0.6 s of CPU). Verification
+Import-light on purpose (no SDK, no numpy or pyoxigraph until the thread runs): over HTTP
+the verb starts the build first and imports the SDK while it runs (~0.6 s of CPU); over stdio
+it answers `initialize` first (early.py) and starts the build once the SDK is in, so the
+client's next requests do not wait for the two to share the GIL. Verification
 hashes every installed file and reads the snapshot, which release the GIL, so on two cores
 the first answer comes ~0.1-0.2 s sooner (docs/PERFORMANCE.md).
 """

@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from ..redact import LogRedactor
 from .app import ServeOptions, Service, ServiceHolder, build_server
+from .early import FirstLine
 
 log = logging.getLogger("ontoskills.server")
 
@@ -157,9 +158,9 @@ class _Lines:
     """stdin as lines of at most MAX_LINE_BYTES, read in chunks: a longer line is dropped
     while it streams (at most one limit's worth held) and comes out as a `_Refused`."""
 
-    def __init__(self, buffer: IO[bytes]) -> None:
+    def __init__(self, buffer: IO[bytes], already: bytes = b"") -> None:
         self._read = getattr(buffer, "read1", buffer.read)
-        self._buf = bytearray()
+        self._buf = bytearray(already)  # read before the SDK ran (early.py)
 
     def next(self) -> bytes | _Refused | None:
         """The next line (with its newline), a `_Refused` for one over the limit, or None
@@ -294,14 +295,40 @@ async def _pump(lines: _Lines, sink: Any) -> None:
             await sink.send(item)
 
 
-async def serve_stdio(factory: Callable[[], Service], options: ServeOptions) -> None:
+async def serve_stdio(
+    factory: Callable[[], Service], options: ServeOptions, first: FirstLine | None = None
+) -> None:
+    """Serve until stdin closes; `first`: what `serve` read (and answered) before we ran."""
+    first = first or FirstLine()
     holder = ServiceHolder(factory)
     server = build_server(holder, options)
     with _claim_stdin() as wire:
-        await _serve(server, holder, _Lines(wire))
+        await _serve(server, holder, _Lines(wire, first.data), first.answered)
 
 
-async def _serve(server: Any, holder: ServiceHolder, lines: _Lines) -> None:
+async def _drop_reply(replies: Any, write: Any, answered: int | str | None) -> None:
+    """The SDK's replies on to the wire, but for its reply to the initialize `early.py`
+    already answered (the same result: tests/server/test_early_initialize.py). Closes the
+    wire when the SDK is done, as `server.run` did: the transport waits for that to exit."""
+    async with replies, write:
+        async for item in replies:
+            message = item.message
+            if (
+                answered is not None
+                and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+                and message.id == answered
+            ):
+                answered = None  # only the first: a later reuse of the id is the client's
+                continue
+            try:
+                await write.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+
+async def _serve(
+    server: Any, holder: ServiceHolder, lines: _Lines, answered: int | str | None = None
+) -> None:
     # The SDK's transport writes stdout (fd 1 diverted to stderr while it serves); its
     # reader gets no input: `_pump` reads the wire instead.
     no_input = anyio.wrap_file(io.StringIO())
@@ -309,9 +336,12 @@ async def _serve(server: Any, holder: ServiceHolder, lines: _Lines) -> None:
         unused.close()
         wire, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         forward, inbox = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        replies, outbox = anyio.create_memory_object_stream[SessionMessage](0)
         async with anyio.create_task_group() as tg:
             tg.start_soon(holder.build)
             tg.start_soon(_pump, lines, wire)
             tg.start_soon(_relay, read, forward, write)
-            await server.run(inbox, write, server.create_initialization_options())
+            tg.start_soon(_drop_reply, outbox, write, answered)
+            async with replies:
+                await server.run(inbox, replies, server.create_initialization_options())
             tg.cancel_scope.cancel()

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..asciinum import uint
 from ..catalog.skilldir import SKILL_MD
+from ..search.answer import enable_command
 from .mime import DIRECTORY, is_text
 from .skillfile import SkillFile
 from .skillfs import SCHEME, Served, SkillFS, generated_frontmatter
@@ -89,6 +90,24 @@ def not_found(uri: str) -> MCPError:
     )
 
 
+def _disabled(fs: SkillFS, uri: str) -> MCPError | None:
+    """Not found, because the skill the URI names is installed but disabled: say so and
+    how to enable it, as the `ontoskill` tool does (still -32602, `data.uri` too)."""
+    if not uri.startswith(SCHEME):
+        return None
+    key = "/".join(uri[len(SCHEME) :].split("/", 3)[:3])
+    view = fs.names().view
+    if not any(r.key == key and not r.enabled for r in view.data.records):
+        return None
+    enable = enable_command([key])
+    return MCPError(
+        code=types.INVALID_PARAMS,
+        message=f"Resource not found: {shown(uri)}: skill {key} is installed but disabled "
+        f"(enable it with `{enable}`)",
+        data={"uri": shown(uri), "disabled": key, "enable": enable},
+    )
+
+
 class Skills:
     """One `SkillFS` per service (built on first use), and the extension's answers."""
 
@@ -140,7 +159,7 @@ class Skills:
         if served is None or f is None:
             if served is not None and found is not None and _is_dir(served, found[1]):
                 raise invalid(f"{shown(uri)} is a directory; list it with resources/directory/read")
-            raise not_found(uri)
+            raise _disabled(fs, uri) or not_found(uri)
         data = fs.read(served, f)
         return types.ReadResourceResult(contents=[_contents(served.file_uri(f.path), f, data)])
 

@@ -235,6 +235,12 @@ def test_disabled_and_removed_skills_are_not_served(home: Path, cli: CliRunner) 
             # skills/get and directory/read of the bare folder are -32602 too; only the
             # read of a folder URI was never valid.
             assert ok, (phase, method, uri, str(result)[:200])
+    # A read of a disabled skill's file says why and how to enable it (as the tool does).
+    reads = [i for i, (m, _) in enumerate(todo) if m == "resources/read"]
+    said = [str(out["disabled"][i]) for i in reads]
+    assert all("ontoskills enable acme/tools/fill" in x for x in said[:3]), said
+    gone = [str(out["removed"][i]) for i in reads]
+    assert not any("enable" in x for x in gone), gone
     assert f"{FILL}/SKILL.md" not in out["listing"].entries
     assert "skill://acme/tools/other/SKILL.md" in out["listing"].entries
     assert FILL + "/" not in json.dumps(out["author"])
