@@ -80,6 +80,20 @@ class Encoder:
         self._input_names: list[str] = []
         self._dimension: int | None = None
 
+    def reads_published_vectors(self, model: str | None, own: str | None = None) -> bool:
+        """Whether vectors a registry publishes (intents.json) or `install --with-embeddings`
+        derived, made by `model` with the default settings (mean pooling, no prefixes, 128
+        tokens), lie in this encoder's space (`own`: this encoder's model id when the
+        caller knows it better, e.g. from the lock). When not, the catalog derives every
+        vector with this encoder instead (catalog/builder.py), cached per model identity."""
+        default = (
+            self.pooling == "mean"
+            and not self.query_prefix
+            and not self.passage_prefix
+            and self.max_length == 128
+        )
+        return default and (model is None or model == (own or self.model_name))
+
     # lazy loading -------------------------------------------------------------------
     def _load(self) -> None:
         if self._session is not None:

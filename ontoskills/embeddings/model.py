@@ -243,9 +243,12 @@ def model_identity(home: Home, config: Config) -> str:
         return "none"
     # The encoder's settings change every vector: a new pooling or prefix is a new model.
     # The defaults add nothing, so homes cached before these settings existed stay valid.
+    # A configured model id decides which stored vectors are this encoder's (catalog/live.py).
     settings = config.embeddings.encoder_settings()
     if settings != EmbeddingsSettings().encoder_settings():
         parts.append(settings)
+    if config.embeddings.model:
+        parts.append(f"model={config.embeddings.model}")
     return ";".join(parts)
 
 
