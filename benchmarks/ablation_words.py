@@ -30,6 +30,8 @@ from _store import shared_dir
 from quality import BENCH, SETS, home_for
 
 from ontoskills.config import Config
+from ontoskills.search import documents
+from ontoskills.search.bm25 import BM25Index
 from ontoskills.search.ranking import Ranker, Scores
 from ontoskills.search.service import SkillService
 from ontoskills.search.tokenize import tokenize
@@ -164,6 +166,34 @@ def feedback(beta: float, k: int = 3) -> Variant:
     return fuse
 
 
+def bm25_weights(body: float = 0.5, **fields: int) -> Variant:
+    """BM25 rebuilt with other field weights (documents.FIELD_WEIGHTS) or body weight."""
+    built: dict[int, BM25Index] = {}
+
+    def index(ranker: Ranker) -> BM25Index:
+        if id(ranker) not in built:
+            data = SERVICE_OF[id(ranker)].state.data
+            assert data.bodies is not None  # a fresh build (home_for drops the snapshot)
+            old = dict(documents.FIELD_WEIGHTS)
+            documents.FIELD_WEIGHTS.update(fields)
+            try:
+                docs = [documents.skill_document(r) for r in data.records]
+            finally:
+                documents.FIELD_WEIGHTS.clear()
+                documents.FIELD_WEIGHTS.update(old)
+            bodies = [documents.body_document(b) for b in data.bodies]
+            built[id(ranker)] = BM25Index(docs, bodies, body_weight=body)
+        return built[id(ranker)]
+
+    def fuse(ranker: Ranker, row: Row) -> np.ndarray:
+        return 0.5 * norm(row["sem"]) + 0.5 * norm(index(ranker).scores(row["terms"]))
+
+    return fuse
+
+
+SERVICE_OF: dict[int, SkillService] = {}  # ranker -> its service (bm25_weights reads bodies)
+
+
 class Chunks:
     """Body chunk vectors of the full catalog (cached in the work folder)."""
 
@@ -256,6 +286,7 @@ def main() -> None:
         path = shared / file  # an absolute path stays as it is
         queries = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
         data[name] = (services[registry].state.ranker, rows_for(services[registry], queries))
+        SERVICE_OF[id(services[registry].state.ranker)] = services[registry]
     variants: dict[str, Variant] = {
         "shipped (0.5 sem + 0.5 bm25)": shipped,
         "alpha 0.6": alpha(0.6),
@@ -267,6 +298,11 @@ def main() -> None:
         "bm25 x coverage each": bm25_coverage_each(1.0),
         "intent feedback 0.3": feedback(0.3),
         "intent feedback 0.6": feedback(0.6),
+        "bm25 body weight 0.3": bm25_weights(0.3),
+        "bm25 body weight 0.7": bm25_weights(0.7),
+        "bm25 intents x2": bm25_weights(intents=2),
+        "bm25 description x2": bm25_weights(description=2),
+        "bm25 package name x0": bm25_weights(package=0),
     }
     if args.chunks:
         variants.update(chunk_variants(Chunks(services["ontostore-full"], work)))
