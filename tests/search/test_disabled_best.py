@@ -4,10 +4,19 @@ paper" answered `high` over served results at 0.24 while the real match, 0.80, w
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from ontoskills.config import load_config
+from ontoskills.paths import Home
 from ontoskills.search import confidence
 from ontoskills.search.answer import build_response
+from ontoskills.search.service import SkillService
 from ontoskills.search.tokenize import tokenize
 from ontoskills.server.answers import search_text
+from tests.conftest import CliRunner
+from tests.helpers.skills import installed_home
 
 from .test_stages import make_ranker
 
@@ -61,3 +70,23 @@ def test_the_answer_names_the_disabled_best_match_and_how_to_enable_it() -> None
     mcp_first = search_text(response).splitlines()[0]  # the MCP tool's text answer
     assert not mcp_first.startswith("Strong match") and "a/one/omega" in mcp_first
     assert response.to_json()["disabled"][0]["skill"] == "a/one/omega"
+
+
+def test_through_the_service_and_the_cli(
+    tmp_path_factory: pytest.TempPathFactory, env: dict[str, str], cli_inproc: CliRunner
+) -> None:
+    """The synthetic home's disabled `hidden-gem` is the best match for its own intent; the
+    served list under it is `low` in the JSON, the CLI text and the MCP answer."""
+    installed_home(tmp_path_factory, env)
+    home = Home.resolve(env["ONTOSKILLS_HOME"])
+    svc = SkillService(home, home.default_lockfile, load_config(home.config_file))
+    resp = svc.search("speed up slow sql queries for the docs")
+    assert resp.results and resp.disabled[0].skill == "other/docs/hidden-gem"
+    assert resp.best_disabled == "other/docs/hidden-gem" and resp.confidence == "low"
+    doc = json.loads(
+        cli_inproc("search", "speed up slow sql queries for the docs", "--json", check=True).stdout
+    )
+    assert doc["confidence"] == "low"
+    assert doc["disabled"][0]["enable"] == "ontoskills enable other/docs/hidden-gem"
+    text = cli_inproc("search", "speed up slow sql queries for the docs", check=True).stdout
+    assert text.startswith("The best match for") and "other/docs/hidden-gem" in text.splitlines()[0]
