@@ -1,6 +1,7 @@
 """Confidence rule, honestly: in-sample vs out-of-fold (search/confidence.py).
 
     python benchmarks/confidence_cv.py [--work DIR] [--repeats 10] [--folds 5]
+                                       [--term coverage|gap]
 
 Collects the evidence confidence.py reads (cosine, coverage, unknown, where BM25 and the
 semantic ranker each put the top hit) for every query of both dev sets and of
@@ -17,6 +18,11 @@ semantic ranker each put the top hit) for every query of both dev sets and of
 The 60-query dev set (positives only, 51-skill catalog) and the extra negatives are never
 fitted on: they check that the rule carries to another catalog and to other negatives.
 Lookups (a query naming a skill) are `high` by rule and counted as such.
+`--term T` (issue 26) instead adds `w * T` to the hybrid rule's cosine side for a few
+weights w (coverage: `coverage - unknown`, how much of the query the top skill's words
+explain; gap: the fused-score gap from the first result to the second, as a share of the
+first), refits the rest on the full dev set, and reads each fit on the extra negatives and
+both held-out sets (`heldout-full.jsonl`, `heldout-words.jsonl`): what the term would buy.
 `negatives-extra.jsonl`: 29 requests nothing in ../shared/ontostore-full serves, written for
 this check by the engineer who fitted the rule, after reading the dev negatives (so not a
 held-out set by other people): everyday requests and technical near-misses.
@@ -55,6 +61,7 @@ class Evidence:
     unk: np.ndarray
     agree: np.ndarray
     lookups: int  # positives answered by lookup (high and right by rule)
+    gap: np.ndarray | None = None  # (first - second) / first fused score (--term gap)
 
 
 def collect(service: SkillService, queries: list[dict], mode: str) -> Evidence:
@@ -70,17 +77,21 @@ def collect(service: SkillService, queries: list[dict], mode: str) -> Evidence:
         qvec = encoder.encode_one(q["q"]) if encoder is not None else None
         ranking = state.ranker.rank(tokenize(q["q"]), qvec, mode, -1, 10, None)
         if not ranking.hits:  # `none`: never high
-            rows.append((not q["expect"], False, -9.0, -9.0, 1.0, False))
+            rows.append((not q["expect"], False, -9.0, -9.0, 1.0, False, 0.0))
             continue
+        first = ranking.hits[0].score
+        gap = (first - ranking.hits[1].score) / first if len(ranking.hits) > 1 else 1.0
         records = state.data.records
         shown = [{records[h.index].key, *(records[m].key for m in h.also_in)} for h in ranking.hits]
         ok5 = any(keys & set(q["expect"]) for keys in shown[:5])
         cos = ranking.best_cosine if ranking.best_cosine is not None else float("nan")
         agree = confidence.agree(ranking)
-        rows.append((not q["expect"], ok5, cos, ranking.coverage, ranking.unknown, agree))
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 6
-    neg, ok5, cos, cov, unk, agree = (np.asarray(c) for c in cols)
-    return Evidence(neg.astype(bool), ok5.astype(bool), cos, cov, unk, agree.astype(bool), lookups)
+        rows.append((not q["expect"], ok5, cos, ranking.coverage, ranking.unknown, agree, gap))
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 7
+    neg, ok5, cos, cov, unk, agree, gaps = (np.asarray(c) for c in cols)
+    return Evidence(
+        neg.astype(bool), ok5.astype(bool), cos, cov, unk, agree.astype(bool), lookups, gaps
+    )
 
 
 def subset(ev: Evidence, idx: np.ndarray, lookups: int) -> Evidence:
@@ -172,11 +183,44 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+TERMS = {
+    "coverage": lambda ev: ev.cov - ev.unk,
+    "gap": lambda ev: ev.gap,
+}
+
+
+def term_table(evidence: dict[tuple[str, str], Evidence], term: str) -> None:
+    """Issue 26: the hybrid rule plus `w * term`, refitted on the full dev set per w."""
+
+    def with_term(ev: Evidence, w: float) -> Evidence:
+        # the term folded into the cosine: `cos + w * term >= threshold` is the rule
+        shifted = ev.cos + w * TERMS[term](ev)
+        return Evidence(ev.neg, ev.ok5, shifted, ev.cov, ev.unk, ev.agree, ev.lookups, ev.gap)
+
+    names = [n for n in ("full", "extra", "heldout", "words") if (n, "hybrid") in evidence]
+    print(f"\nhybrid + w * {term}, refitted on the full dev set (pos high+right@5 / neg flagged)")
+    print(f"{'w':>5} {'params':>28} " + "".join(f"{n:>18}" for n in names))
+    for w in (0.0, 0.1, 0.2, 0.3, 0.4):
+        p = fit(with_term(evidence["full", "hybrid"], w), "hybrid", True)
+        cells = []
+        for n in names:
+            ev = with_term(evidence[n, "hybrid"], w)
+            pos, flagged = score(ev, p, "hybrid")
+            n_pos = int((~ev.neg).sum()) + ev.lookups
+            share = f"{pos / n_pos:.3f}" if n_pos else "-"
+            cells.append(f"{share} / {flagged}/{int(ev.neg.sum())}")
+        shown = ", ".join(f"{v:g}" for v in p)
+        print(f"{w:>5} {shown:>28} " + "".join(f"{c:>18}" for c in cells))
+
+
 def main() -> None:
     argv = sys.argv[1:]
     folds = int(argv[argv.index("--folds") + 1]) if "--folds" in argv else 5
     repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 10
     work_arg = argv[argv.index("--work") + 1] if "--work" in argv else None
+    term = argv[argv.index("--term") + 1] if "--term" in argv else None
+    if term is not None and term not in TERMS:
+        sys.exit(f"--term: one of {', '.join(TERMS)}")
     tmp = None if work_arg else tempfile.TemporaryDirectory()
     work = Path(work_arg or tmp.name)  # type: ignore[union-attr]
     work.mkdir(parents=True, exist_ok=True)
@@ -190,6 +234,18 @@ def main() -> None:
             evidence[name, mode] = collect(service, load(shared / queries_file), mode)
             if name == "full":
                 evidence["extra", mode] = collect(service, load(EXTRA), mode)
+            if name == "full" and term is not None and mode == "hybrid":
+                for extra_set, path in (
+                    ("heldout", REPO / "benchmarks" / "heldout-full.jsonl"),
+                    ("words", REPO / "benchmarks" / "heldout-words.jsonl"),
+                ):
+                    queries = [q for q in load(path) if q.get("kind") != "hostile"]
+                    evidence[extra_set, mode] = collect(service, queries, mode)
+    if term is not None:
+        term_table(evidence, term)
+        if tmp is not None:
+            tmp.cleanup()
+        return
 
     def fmt(ev: Evidence, p: tuple[float, ...], mode: str) -> str:
         pos, flagged = score(ev, p, mode)

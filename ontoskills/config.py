@@ -14,6 +14,11 @@ model = "sentence-transformers/all-MiniLM-L6-v2"
 revision = "<commit>"
 path = "/opt/models/minilm"         # a local folder with model.onnx + tokenizer.json
 threads = 1
+pooling = "mean"                    # mean | cls (bge); the encoder's settings, not code:
+query_prefix = ""                   # e5: "query: "   (put before every search query)
+passage_prefix = ""                 # e5: "passage: " (before every intent / description)
+max_tokens = 128                    # tokens read per text
+dimension = 384                     # optional: refuse a model of another size
 
 [serve]
 context_budget = 12000             # chars of one `ontoskill` answer (text + structured JSON)
@@ -101,12 +106,30 @@ class SearchSettings(_Table):
     trust_weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TRUST_WEIGHTS))
 
 
+EMBEDDING_POOLINGS = ("mean", "cls")
+MAX_PREFIX_CHARS = 64
+
+
 @dataclass
 class EmbeddingsSettings(_Table):
     model: str | None = None  # hub repository id (default: embeddings' pinned MiniLM)
     revision: str | None = None  # hub commit (default: the pinned one)
     path: str | None = None  # a local folder with model.onnx + tokenizer.json (`model_path`)
     threads: int | None = None  # ONNX Runtime threads (else ONTOSKILLS_ENCODER_THREADS)
+    # The encoder's settings (embeddings/encoder.py): part of the model identity, so a
+    # change re-derives the vectors it applies to (docs/EMBEDDINGS.md "Another encoder").
+    pooling: str = "mean"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    max_tokens: int = 128
+    dimension: int | None = None
+
+    def encoder_settings(self) -> str:
+        """What of these settings changes the vectors, as one stable string."""
+        return (
+            f"pooling={self.pooling};query={self.query_prefix!r};"
+            f"passage={self.passage_prefix!r};max_tokens={self.max_tokens}"
+        )
 
     def to_toml(self) -> dict[str, Any]:
         out = super().to_toml()
@@ -237,17 +260,34 @@ def _search(top: Table) -> SearchSettings:
     )
 
 
+ENCODER_KEYS = ("pooling", "query_prefix", "passage_prefix", "max_tokens", "dimension")
+
+
 def _embeddings(top: Table) -> EmbeddingsSettings:
     t = _section(top, "embeddings")
     table = t.data
     threads = t.number("threads", integer=True, low=1, high=256)
-    keys = ("model", "revision", "path", "model_path", "threads")
+    max_tokens = t.number("max_tokens", integer=True, low=8, high=8192)
+    dimension = t.number("dimension", integer=True, low=1, high=8192)
+    pooling = _text(t, "pooling") or "mean"
+    if pooling not in EMBEDDING_POOLINGS:
+        t.fail(f"must be one of {', '.join(EMBEDDING_POOLINGS)}", "pooling")
+    prefixes = {k: t.get(k, str, "") for k in ("query_prefix", "passage_prefix")}
+    for k, v in prefixes.items():
+        if len(v) > MAX_PREFIX_CHARS or not v.isprintable():
+            t.fail(f"must be printable text of at most {MAX_PREFIX_CHARS} characters", k)
+    keys = ("model", "revision", "path", "model_path", "threads", *ENCODER_KEYS)
     return EmbeddingsSettings(
         model=_text(t, "model"),
         revision=_text(t, "revision"),
         # `model_path` is the older spelling of `path`; `path` wins when both are set
         path=_text(t, "path") or _text(t, "model_path"),
         threads=None if threads is None else int(threads),
+        pooling=pooling,
+        query_prefix=prefixes["query_prefix"],
+        passage_prefix=prefixes["passage_prefix"],
+        max_tokens=128 if max_tokens is None else int(max_tokens),
+        dimension=None if dimension is None else int(dimension),
         extra=_known(table, keys),
         given=frozenset(k for k in keys if k in table),
     )

@@ -19,6 +19,9 @@ from .schema import build_schema
 
 INTENTS_FILE = "intents.json"
 Encode = Callable[[list[str]], np.ndarray]
+# Whether stored vectors made by this model (intents.json's `model`, the lock's embedding
+# model for install-derived ones) are in the encoder's space (Encoder.reads_published_vectors)
+StoredOk = Callable[[str | None], bool]
 
 
 @dataclass
@@ -65,9 +68,13 @@ class ModuleRef:
 
 
 class Builder:
-    def __init__(self, home: Home, encode: Encode | None) -> None:
+    def __init__(
+        self, home: Home, encode: Encode | None, stored_ok: StoredOk | None = None
+    ) -> None:
         self.home = home
         self.encode = encode
+        # None: every stored vector is used (no encoder, or the model they were made with)
+        self.stored_ok = stored_ok
         self.records: list[SkillRecord] = []
         self.modules: list[ModuleRef] = []
         self.vectors = Vectors()
@@ -92,6 +99,8 @@ class Builder:
         except (OSError, OntoskillsError) as exc:
             self.problems.append(f"{label}: {exc}")
             return
+        if self.stored_ok is not None and not self.stored_ok(parsed.model):
+            return  # another model's vectors: this encoder derives its own for the module
         if self.vectors.dim is None:
             self.vectors.dim, self.vectors.model = parsed.dimension, parsed.model
         elif parsed.dimension != self.vectors.dim:

@@ -234,9 +234,16 @@ class LiveCatalog(Generic[IndexT]):
             vectors = " and its vectors (encoder model)" if encoder is not None else ""
             reporter.stage(f"building the search index{vectors} for {plural(skills, 'skill')}")
         encode = None
+        stored_ok = None
         if encoder is not None:
             encode = VectorCache(self.home.derived_dir, signature.model, encoder.encode).encode
-        data = build_catalog(self.home, lock, verification, encode=encode)
+            # the encoder's model id: the configured one, else the one install placed
+            placed = lock.embeddings.model if lock.embeddings else None
+            own = self.config.embeddings.model or placed
+
+            def stored_ok(model: str | None, enc: Encoder = encoder) -> bool:
+                return enc.reads_published_vectors(model, own)
+        data = build_catalog(self.home, lock, verification, encode=encode, stored_ok=stored_ok)
         index = self._index(data, True)
         if index is None:
             raise AssertionError("an index built from the tree must not be None")

@@ -20,6 +20,7 @@ from .builder import (
     Builder,
     Encode,
     ModuleRef,
+    StoredOk,
     description_of,
     folder_of,
     merge,
@@ -155,6 +156,8 @@ def _add_derived_file(
     from ..embeddings.sync import fingerprint
     from ..embeddings.vectors import derived_path, read_derived
 
+    if b.stored_ok is not None and not b.stored_ok(model.model):
+        return  # made by another model than the encoder's: it derives its own
     loaded = read_derived(derived_path(b.home, pkg.id))
     if loaded is None or loaded[0].get("fingerprint") != fingerprint(pkg, model):
         return
@@ -178,8 +181,9 @@ def build_catalog(
     *,
     local_files: list[Path] | None = None,
     encode: Encode | None = None,
+    stored_ok: StoredOk | None = None,
 ) -> CatalogData:
-    b = Builder(home, encode)
+    b = Builder(home, encode, stored_ok)
     b.problems.extend(verification.problems)
     for pid in sorted(lock.packages):
         _add_package(b, lock.packages[pid], verification, lock.embeddings)

@@ -1,4 +1,9 @@
-"""Sentence encoder: ONNX Runtime + `tokenizers`, mean pooling, L2 normalisation.
+"""Sentence encoder: ONNX Runtime + `tokenizers`, mean (or CLS) pooling, L2 normalisation.
+
+What differs between sentence encoders is configuration, not code (`[embeddings]` in
+config.toml, docs/EMBEDDINGS.md "Another encoder"): the pooling (`mean` for MiniLM, `cls` for
+bge), the prefixes put before queries and before passages (e5: "query: " / "passage: "),
+the tokens read per text, and the dimension the vectors must have.
 
 The one place vectors are computed, used by search, the server and export-embeddings.
 Single queries run unpadded (the published tokenizer pads to 128 tokens, ~5x slower for the
@@ -22,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import envvars
+from ..config import EMBEDDING_POOLINGS
 from ..errors import IntegrityError
 from ..query import valid_text
 
@@ -32,6 +38,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # +82 MB, in the same time (long texts gain nothing from batching on CPU); short intents
 # still run 32 at a time, where batching does pay (~2x over one at a time).
 BATCH_TOKENS = 512
+POOLINGS = EMBEDDING_POOLINGS
 _REQUIRED_INPUTS = {"input_ids", "attention_mask"}
 
 
@@ -49,18 +56,43 @@ class Encoder:
         threads: int | None = None,
         max_length: int = 128,
         optimized_dir: Path | None = None,
+        pooling: str = "mean",
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        dimension: int | None = None,
     ) -> None:
+        if pooling not in POOLINGS:
+            raise ModelError(f"unknown pooling {pooling!r}: one of {', '.join(POOLINGS)}")
         self.model_path = Path(model_path)
         self.optimized_dir = optimized_dir
         self.tokenizer_path = Path(tokenizer_path)
         self.model_name = model_name
         self.threads = threads or envvars.get_int(envvars.ENCODER_THREADS)
         self.max_length = max_length
+        self.pooling = pooling
+        # encode_one() reads a query, encode() passages (intents, descriptions)
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.expected_dimension = dimension  # configured: a model of another size is refused
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
         self._input_names: list[str] = []
         self._dimension: int | None = None
+
+    def reads_published_vectors(self, model: str | None, own: str | None = None) -> bool:
+        """Whether vectors a registry publishes (intents.json) or `install --with-embeddings`
+        derived, made by `model` with the default settings (mean pooling, no prefixes, 128
+        tokens), lie in this encoder's space (`own`: this encoder's model id when the
+        caller knows it better, e.g. from the lock). When not, the catalog derives every
+        vector with this encoder instead (catalog/builder.py), cached per model identity."""
+        default = (
+            self.pooling == "mean"
+            and not self.query_prefix
+            and not self.passage_prefix
+            and self.max_length == 128
+        )
+        return default and (model is None or model == (own or self.model_name))
 
     # lazy loading -------------------------------------------------------------------
     def _load(self) -> None:
@@ -97,6 +129,15 @@ class Encoder:
                 )
             dim = out.shape[2]
             self._dimension = dim if isinstance(dim, int) else None
+            if self.expected_dimension is not None and self._dimension not in (
+                None,
+                self.expected_dimension,
+            ):
+                raise ModelError(
+                    f"{self.model_path}: the model makes {self._dimension}-dim vectors, "
+                    f"[embeddings] dimension says {self.expected_dimension}",
+                    hint="set [embeddings] dimension to the model's, or install that model",
+                )
             self._input_names = names
             self._tokenizer = tok
             self._session = session
@@ -127,6 +168,12 @@ class Encoder:
         self._load()
         if self._dimension is None:  # symbolic output dim: measure it once
             self._dimension = int(self.encode_one("dimension probe").shape[0])
+            if self.expected_dimension not in (None, self._dimension):
+                raise ModelError(
+                    f"{self.model_path}: the model makes {self._dimension}-dim vectors, "
+                    f"[embeddings] dimension says {self.expected_dimension}",
+                    hint="set [embeddings] dimension to the model's, or install that model",
+                )
         return self._dimension
 
     def check_dimension(self, expected: int, *, source: str) -> None:
@@ -142,14 +189,18 @@ class Encoder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        if self.pooling == "cls":  # the first token's state (bge); padding is at the end
+            pooled = hidden[:, 0, :].astype(np.float32)
+        else:
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:
+        """One query (with the query prefix)."""
         self._load()
-        enc = self._tokenizer.encode(valid_text(text))
+        enc = self._tokenizer.encode(self.query_prefix + valid_text(text))
         ids = np.asarray([enc.ids], dtype=np.int64)
         mask = np.asarray([enc.attention_mask], dtype=np.int64)
         return self._run(ids, mask)[0]
@@ -157,13 +208,14 @@ class Encoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, batch_tokens: int = BATCH_TOKENS
     ) -> np.ndarray:
-        """Encode many texts; each batch is padded only to its longest member and holds at
-        most `batch_size` texts and `batch_tokens` padded tokens (BATCH_TOKENS says why)."""
+        """Encode many passages (with the passage prefix); each batch is padded only to its
+        longest member and holds at most `batch_size` texts and `batch_tokens` padded tokens
+        (BATCH_TOKENS says why)."""
         self._load()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
-        encs = self._tokenizer.encode_batch([valid_text(t) for t in texts])
+        encs = self._tokenizer.encode_batch([self.passage_prefix + valid_text(t) for t in texts])
         for batch in _batches(encs, batch_size, batch_tokens):
             width = max(len(e.ids) for e in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)

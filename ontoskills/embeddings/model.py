@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from .. import jsonio
-from ..config import Config
+from ..config import Config, EmbeddingsSettings
 from ..errors import IntegrityError, UsageError
 from ..fsutil import atomic_write_bytes, make_dirs, sha256_file
 from ..lockfile import LockedFile, LockedModel
@@ -239,7 +239,17 @@ def model_identity(home: Home, config: Config) -> str:
             except OSError:
                 continue
             parts.append(f"{folder / name}:{st.st_size}:{st.st_mtime_ns}")
-    return ";".join(parts) or "none"
+    if not parts:
+        return "none"
+    # The encoder's settings change every vector: a new pooling or prefix is a new model.
+    # The defaults add nothing, so homes cached before these settings existed stay valid.
+    # A configured model id decides which stored vectors are this encoder's (catalog/live.py).
+    settings = config.embeddings.encoder_settings()
+    if settings != EmbeddingsSettings().encoder_settings():
+        parts.append(settings)
+    if config.embeddings.model:
+        parts.append(f"model={config.embeddings.model}")
+    return ";".join(parts)
 
 
 def load_encoder(home: Home, config: Config) -> Encoder | None:
@@ -248,12 +258,18 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
         paths = {name: folder / name for name in MODEL_FILES}
         if all(p.is_file() for p in paths.values()):
             model_name = config.embeddings.model or DEFAULT_MODEL
+            e = config.embeddings
             return Encoder(
                 paths["model.onnx"],
                 paths["tokenizer.json"],
                 model_name=model_name,
                 threads=config.embeddings.threads,
                 optimized_dir=home.derived_dir / "encoder",
+                pooling=e.pooling,
+                query_prefix=e.query_prefix,
+                passage_prefix=e.passage_prefix,
+                max_length=e.max_tokens,
+                dimension=e.dimension,
             )
     return None
 

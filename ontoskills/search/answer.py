@@ -74,6 +74,9 @@ class SearchResponse:
     disabled: list[DisabledMatch] = field(default_factory=list)
     installed: int = 0  # enabled skills in the catalog (0: nothing to search)
     disabled_lookup: str | None = None  # the query names this disabled skill
+    # The best match is this disabled skill (it outscores every served result): said in the
+    # headline, and confidence is never `high` (confidence.py). JSON: `disabled[0]`.
+    best_disabled: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         # `search --json` (the CLI's envelope adds schema_version and warnings)
@@ -99,6 +102,12 @@ class SearchResponse:
             if self.disabled:
                 return f"No enabled skill matches {shown_query}; installed but disabled ones do:"
             return f"No installed skill matches {shown_query}."
+        if self.best_disabled is not None and self.confidence != "high":
+            closest = "the closest enabled skills are" if self.results else "nothing enabled"
+            return (
+                f"The best match for {shown_query}, {self.best_disabled}, is installed but "
+                f"disabled (`{enable_command([self.best_disabled])}` turns it on); {closest}:"
+            )
         if self.confidence == "low":
             closest = "the closest installed skills are" if self.results else "nothing close"
             return f"No strong match for {shown_query}; {closest}:"
@@ -174,4 +183,5 @@ def build_response(
         disabled=disabled,
         installed=installed,
         disabled_lookup=records[disabled_lookup].key if disabled_lookup is not None else None,
+        best_disabled=disabled[0].skill if ranking.disabled_best and disabled else None,
     )

@@ -7,6 +7,8 @@ per query, so the best result of any query scores the same):
 - unknown: the share of it no installed skill contains at all;
 - agreement: both rankers put the skill on top (BM25 first, semantic in its top 2), two
   independent pieces of evidence (words, meaning) pointing at the same skill.
+The served list is judged: when a disabled skill outscores every served hit, the answer is
+`low` (the best match is switched off; the answer says so and how to turn it on).
 `none`: nothing installed, or nothing matched. `mode` is unused: the rule follows the
 evidence the ranking produced (a cosine exists in semantic and hybrid only, agreement in
 hybrid only).
@@ -51,6 +53,8 @@ def judge(ranking: Ranking, mode: str, lookup: bool, installed: int) -> str:
         return "none"
     if lookup:
         return "high"  # the query names the skill
+    if ranking.disabled_best:  # the best match is switched off: the served list is second
+        return "low"  # best, whatever its own evidence says (the answer names the skill)
     if ranking.wordless:  # only punctuation or symbols: the encoder still puts "@@@" near
         return "low"  # some skill (cosine 0.35 on the full registry), an answer to nothing
     words = ranking.coverage - ranking.unknown

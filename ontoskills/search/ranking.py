@@ -63,6 +63,9 @@ class Ranking:
     bm25_rank: int | None = None
     semantic_rank: int | None = None
     wordless: bool = False  # the query has no search terms ("?!?", emoji): see confidence
+    # A disabled skill outscores every served hit: the served list is not the best answer
+    # the catalog has, so confidence must not call it `high` (issue 26).
+    disabled_best: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,9 @@ class Ranker:
         ranking = Ranking(hits, disabled, wordless=not terms)
         if not hits:
             return ranking
+        # disabled[0] is the best disabled group (taken best first); a looked-up hit is
+        # pinned at the best score of all, so it is never outscored here.
+        ranking.disabled_best = bool(disabled) and disabled[0].score > hits[0].score
         top = hits[0].scored
         ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
         if sims is not None:

@@ -119,7 +119,8 @@ def test_stored_vectors_of_another_dimension_turn_semantic_off(
     installed: Path, env: dict[str, str]
 ) -> None:
     # Install refuses such a mix; a local skill can still bring one: 8-dim vectors next to
-    # the 384-dim model.
+    # the 384-dim model. They claim to be the encoder's own model (vectors of another model
+    # are not mixed in at all: the encoder derives its own, issue 26, see below).
     folder = Path(env["ONTOSKILLS_HOME"]) / "ontologies/mine/odd"
     folder.mkdir(parents=True)
     (folder / "ontoskill.ttl").write_text(
@@ -131,7 +132,7 @@ def test_stored_vectors_of_another_dimension_turn_semantic_off(
     (folder / "intents.json").write_text(
         json.dumps(
             {
-                "model": "m",
+                "model": "sentence-transformers/all-MiniLM-L6-v2",
                 "dimension": 8,
                 "intents": [{"intent": "odd thing", "embedding": vec, "skills": ["odd"]}],
             }
@@ -143,6 +144,14 @@ def test_stored_vectors_of_another_dimension_turn_semantic_off(
     assert any("semantic search is off" in p for p in svc.problems)
     with pytest.raises(UsageError, match="hybrid"):
         svc.search("debug failing tests", mode="hybrid")
+    # The same file naming another model: its vectors are another space, so they are left
+    # out and the installed encoder derives this skill's own; semantic search stays on.
+    data = json.loads((folder / "intents.json").read_text())
+    (folder / "intents.json").write_text(json.dumps({**data, "model": "m"}))
+    other = service(env)
+    assert other.search("debug failing tests").mode == "hybrid"
+    assert not any("semantic search is off" in p for p in other.problems)
+    assert "local/mine/odd" in [r.skill for r in other.search("odd thing", mode="semantic").results]
 
 
 def test_concurrent_search_and_refresh(installed: Path, env: dict[str, str]) -> None:
