@@ -27,8 +27,7 @@ class RegistryKind(Choice):
     FOLDER = "folder"
     GIT = "git"
     SKILLS = "skills"  # an Agent Skills repository (git or folder) read as one package
-    if url.startswith("oci://"):
-        return RegistryKind.OCI
+    OCI = "oci"  # oci://host/namespace: an OCI distribution registry (sources/oci.py)
 
 
 @dataclass(frozen=True)
