@@ -29,10 +29,10 @@ GlobalOpt = Annotated[
 
 
 def project_root(app: AppContext) -> Path:
-    """The project `--project` means. Today the current folder; the one place to point at
-    project discovery when it lands (the project manifest's folder)."""
-    del app  # discovery will read the context's options
-    return Path.cwd()
+    """The project `--project` means: the discovered project's root (the folder of its
+    ontoskills.toml, docs/CLI.md "Projects"), else the current folder."""
+    project = app.project
+    return project.root if project is not None else Path.cwd()
 
 
 def _scope(app: AppContext, project: bool, global_: bool) -> tuple[str, Path]:

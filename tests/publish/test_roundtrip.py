@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pygit2
@@ -52,6 +53,8 @@ def test_folder_round_trip(
     tampered = folder_registry / "packages/acme/tools/lint/ontoskill.ttl"
     tampered.write_text(tampered.read_text() + "\n# edited after publishing\n")
     cli("remove", "acme/tools", check=True)
+    # read from the registry again: the verified store would satisfy the published hash
+    shutil.rmtree(env["ONTOSKILLS_CACHE_DIR"])
     proc = cli("--registry", str(folder_registry), "install", "acme/tools")
     assert proc.returncode == 4, proc.stderr  # the published hash no longer matches
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -179,6 +181,9 @@ def test_a_folder_edited_after_the_lock_is_an_integrity_error_on_ci(
     domain.install(PID, registry=str(repo))
     (repo / "skills/pdf-tools/FORMS.md").write_text("changed\n")
     from ontoskills.errors import IntegrityError
+
+    # read from the repository again: the verified store would satisfy the locked hash
+    shutil.rmtree(os.environ["ONTOSKILLS_CACHE_DIR"])
 
     with pytest.raises(IntegrityError, match="changed upstream since it was locked"):
         domain.ci()
