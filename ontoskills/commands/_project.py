@@ -5,6 +5,7 @@ the manifest followed by a sync that puts the manifest back when the sync fails.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..install.mutation import Report
@@ -20,14 +21,9 @@ def project_options(project: Project, opts: InstallOptions) -> InstallOptions:
     """`opts` with the manifest's `[embeddings]` folded in (`[policy]` is checked by
     install/sync.py itself, so its refusal names the rule, not a flag)."""
     emb = project.manifest.embeddings
-    return InstallOptions(
+    return replace(
+        opts,
         with_embeddings=opts.with_embeddings or emb.enabled,
-        min_trust=opts.min_trust,
-        locked=opts.locked,
-        frozen=opts.frozen,
-        strict=opts.strict,
-        force=opts.force,
-        allow_trust_downgrade=opts.allow_trust_downgrade,
         model_path=opts.model_path or (None if emb.path is None else str(emb.path)),
     )
 
