@@ -336,3 +336,24 @@ def test_one_mirror_per_folder_at_a_time(
         )  # fmt: skip
     assert proc.returncode == 1 and "another `mirror`" in proc.stderr
     assert not mirror.exists()
+
+
+def test_refuses_the_home_the_project_and_what_contains_them(
+    cli_inproc: CliRunner, origin: Path, tmp_path: Path
+) -> None:
+    """--to is a folder the user names: never the home (or inside it), never the project
+    whose tree and lock it holds, never a folder containing the registry; nothing changes."""
+    cli = cli_inproc
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "ontoskills.toml").write_text("[dependencies]\n")
+    cli("--project", str(project), "--registry", str(origin), "add", "acme/devtools", check=True)
+    before = files(project)
+    home = project / ".ontoskills"
+    for bad in (home, home / "ontologies", project, tmp_path):
+        proc = cli(
+            "--project", str(project), "--registry", str(origin),
+            "mirror", "acme/devtools", "--to", str(bad),
+        )  # fmt: skip
+        assert proc.returncode == 2, (bad, proc.stderr)
+        assert files(project) == before, bad
