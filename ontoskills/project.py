@@ -35,7 +35,7 @@ LOCK_NAME = "ontoskills.lock"
 # The keys each table accepts; anything else is exit 2 naming it (a typo must not be ignored).
 TOP_KEYS = ("dependencies", "registries", "embeddings", "policy", "workspace")
 DEPENDENCY_KEYS = ("skills", "registry", "version")
-REGISTRY_KEYS = ("url", "kind", "trust", "root")
+REGISTRY_KEYS = ("url", "kind", "trust", "root", "package_id")
 EMBEDDINGS_KEYS = ("enabled", "model", "revision", "path")
 POLICY_KEYS = ("min_trust", "require_signed", "allowed_registries")
 WORKSPACE_KEYS = ("members",)
@@ -255,10 +255,13 @@ def _registries(r: _Reader, regs: dict[str, Any]) -> tuple[RegistryConfig, ...]:
         root = t.get("root", str)
         if root:  # a TUF root file: relative to the manifest too
             root = os.path.normpath(r.path.parent / root)
+        package_id = t.get("package_id", str)  # kind skills: the repository's one package
+        tier = None if trust is None else str(trust)
         try:
-            out.append(RegistryConfig(name, url, kind, None if trust is None else str(trust), root))
+            out.append(RegistryConfig(name, url, kind, tier, root, package_id))
         except ConfigError as exc:
-            t.fail(exc.message.split(": ", 1)[-1], "url")
+            key = "package_id" if "package id" in exc.message else "url"
+            r.table({}, f"registries.{name}", key).fail(exc.message.split(": ", 1)[-1])
     return tuple(out)
 
 

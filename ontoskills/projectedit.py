@@ -29,6 +29,11 @@ TEMPLATE = """\
 # url = "https://skills.corp.example/"
 # trust = "official"   # tokens never go here: ONTOSKILLS_TOKEN_FOR / the environment
 
+# [registries.anthropics-skills]   # an Agent Skills repository (SKILL.md folders): one package;
+# url = "https://github.com/anthropics/skills"  # `ontoskills add github:anthropics/skills`
+# kind = "skills"                               # writes this table and the dependency
+# package_id = "anthropics/skills"
+
 # [embeddings]         # intent vectors + the ONNX encoder for every dependency
 # enabled = true
 # path = "models/minilm"   # a local encoder folder, relative to this file
@@ -104,10 +109,22 @@ def _dependencies(doc: tomlkit.TOMLDocument) -> Table:
     return deps
 
 
-def add(path: Path, package_ids: list[str], *, skills: list[str], registry: str | None) -> bytes:
+def add(
+    path: Path,
+    package_ids: list[str],
+    *,
+    skills: list[str],
+    registry: str | None,
+    declare: dict[str, str] | None = None,
+) -> bytes:
     """Declare packages in the manifest (the named skills joining the declared ones; a
-    whole package stays whole); the file's previous bytes."""
+    whole package stays whole); the file's previous bytes. `declare`: the keys of
+    `[registries.<registry>]` to write first, in the same write (a direct install's Agent
+    Skills repository); a table of that name already there is left as it is (the caller
+    checked it names the same location)."""
     data, doc = _read(path)
+    if declare is not None and registry is not None:
+        _declare_registry(doc, registry, declare)
     deps = _dependencies(doc)
     for pid in package_ids:
         entry: InlineTable = tomlkit.inline_table()
@@ -125,6 +142,20 @@ def add(path: Path, package_ids: list[str], *, skills: list[str], registry: str 
     return data
 
 
+def _declare_registry(doc: tomlkit.TOMLDocument, name: str, keys: dict[str, str]) -> None:
+    regs = doc.get("registries")
+    if regs is None:
+        regs = tomlkit.table(is_super_table=True)
+        doc["registries"] = regs
+    assert isinstance(regs, Table)  # load_manifest checked it is a table
+    if name in regs:
+        return
+    table = tomlkit.table()
+    for key, value in keys.items():
+        table[key] = value
+    regs[name] = table
+
+
 def remove(path: Path, package_ids: list[str]) -> bytes:
     """Drop packages from the manifest's `[dependencies]`; the file's previous bytes.
     A package not declared in this manifest is exit 2 (it may be a member's)."""
@@ -138,8 +169,30 @@ def remove(path: Path, package_ids: list[str]) -> bytes:
         )
     for pid in package_ids:
         del deps[pid]
+    _drop_repository_registries(doc, deps, set(package_ids))
     write(path, tomlkit.dumps(doc).encode("utf-8"))
     return data
+
+
+def _drop_repository_registries(doc: tomlkit.TOMLDocument, deps: Table, gone: set[str]) -> None:
+    """The `[registries.X]` of an Agent Skills repository whose one package was removed goes
+    with it, as uv's `remove` drops a git dependency's `[tool.uv.sources]` entry; one still
+    named by a dependency, or serving another package, stays."""
+    regs = doc.get("registries")
+    if not isinstance(regs, Table):
+        return
+    used = {e.get("registry") for e in deps.values() if isinstance(e, dict)}
+    for name in list(regs):
+        reg = regs[name]
+        if (
+            isinstance(reg, dict)
+            and reg.get("kind") == "skills"
+            and reg.get("package_id") in gone
+            and name not in used
+        ):
+            del regs[name]
+    if not regs:
+        del doc["registries"]
 
 
 def write(path: Path, data: bytes) -> None:

@@ -48,6 +48,12 @@ class RegistryConfig:
             )
         object.__setattr__(self, "kind", kind)
         if self.package_id is not None:
+            if kind != RegistryKind.SKILLS:  # only a repository of skills is one package
+                raise ConfigError(
+                    f"registry {self.name}: a package id is only for kind skills "
+                    "(an Agent Skills repository)",
+                    hint='drop package_id, or set kind = "skills"',
+                )
             try:
                 split_package_id(self.package_id, "package id")
             except OntoskillsError as exc:

@@ -4,17 +4,108 @@ the manifest followed by a sync that puts the manifest back when the sync fails.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..errors import UsageError
 from ..install.mutation import Report
 from ..install.options import InstallOptions
 from ..install.session import Session
 from ..install.sync import Desired
 from ..project import Project
+from ..safety import parse_spec
 from ._context import AppContext
 from ._mutation import run_mutation
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One package `add` (or `install` in a project) declares: its skills ([] = the whole
+    package), the registry it must come from, and `declare`: the `[registries.NAME]` keys to
+    write for an Agent Skills repository named directly (github:, a URL, a path)."""
+
+    package_id: str
+    skills: tuple[str, ...] = ()
+    registry: str | None = None
+    declare: dict[str, str] | None = None
+
+
+def wanted_specs(app: AppContext, specs: list[str], registry: str | None) -> list[Wanted]:
+    """The specs of `add`/`install` grouped by package (npm/uv spellings: author/pkg,
+    author/pkg/skill, github:owner/repo[/skill][#ref], a git URL, a path)."""
+    from ..install.direct import is_direct
+
+    out: dict[str, Wanted] = {}
+    for spec in specs:
+        if is_direct(spec):
+            if registry is not None:
+                raise UsageError(
+                    f"--registry and {spec[:80]!r} both name where the package comes from",
+                    hint="drop --registry: a github:/URL/path spec is its own registry",
+                )
+            want = _direct(app, spec)
+        else:
+            pid, skill = parse_spec(spec)
+            want = Wanted(pid, (skill,) if skill else (), registry)
+        seen = out.get(want.package_id)
+        if seen is not None and (seen.registry, seen.declare) != (want.registry, want.declare):
+            raise UsageError(f"{want.package_id} is named from two places", hint="add it once")
+        skills = want.skills
+        if seen is not None:  # the whole package wins over some of its skills
+            both = seen.skills and want.skills
+            skills = tuple(sorted({*seen.skills, *want.skills})) if both else ()
+        out[want.package_id] = replace(want, skills=skills)
+    return list(out.values())
+
+
+def _direct(app: AppContext, spec: str) -> Wanted:
+    """A direct spec in a project: the registry its repository already has in the manifest
+    or config.toml (same location), else a new `[registries.<owner>-<repo>]` of kind skills."""
+    from ..install.direct import direct_spec
+    from ..registries import RegistryKind, same_location
+
+    project = app.project
+    assert project is not None
+    found = direct_spec(app.session_config, spec)
+    known = app.desired().registries
+    skills = (found.skill,) if found.skill else ()
+    for name, reg in known.items():
+        if same_location(reg.url, found.registry.url):
+            return Wanted(found.package_id, skills, name)
+    name = found.package_id.replace("/", "-")
+    if name in known:
+        raise UsageError(
+            f"registry {name} already names {known[name].url[:120]}, not {spec[:120]}",
+            hint=f'declare [registries.OTHER] with url, kind = "skills" and package_id in '
+            f"{project.here.path}, then `ontoskills add {found.package_id} --registry OTHER`",
+        )
+    url = found.registry.url
+    if "://" not in url and "@" not in url:  # a folder: relative to the manifest (npm's
+        # `file:../x`), so a clone elsewhere, or a checkout beside its siblings, still finds it
+        url = Path(os.path.relpath(url, project.here.path.parent)).as_posix()
+        url = url if url.startswith("../") else f"./{url}"
+    keys = {"url": url, "kind": str(RegistryKind.SKILLS.value), "package_id": found.package_id}
+    return Wanted(found.package_id, skills, name, keys)
+
+
+def edit_manifest(wanted: list[Wanted]) -> Callable[[Path], bytes]:
+    """The manifest edit that declares `wanted` (one write per package; the bytes before)."""
+
+    def edit(manifest: Path) -> bytes:
+        from .. import projectedit
+
+        olds = [
+            projectedit.add(
+                manifest, [w.package_id], skills=list(w.skills), registry=w.registry,
+                declare=w.declare,
+            )
+            for w in wanted
+        ]  # fmt: skip
+        return olds[0]
+
+    return edit
 
 
 def project_options(project: Project, opts: InstallOptions) -> InstallOptions:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,7 +9,6 @@ import typer
 from ..errors import UsageError
 from ..install.operations import install
 from ..install.options import InstallOptions
-from ..safety import parse_spec
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._mutation import run_mutation
@@ -22,7 +20,7 @@ from ._options import (
     ModelOpt,
     StrictOpt,
 )
-from ._project import run_sync
+from ._project import edit_manifest, run_sync, wanted_specs
 
 
 def register(app: typer.Typer) -> None:
@@ -84,15 +82,4 @@ def _project_install(app: _context.AppContext, specs: list[str], opts: InstallOp
             "--locked/--frozen install the lock: name no package",
             hint=f"`ontoskills add SPEC` declares a package in {MANIFEST_NAME}",
         )
-    groups: dict[str, list[str]] = {}
-    for spec in specs:
-        pid, skill = parse_spec(spec)
-        groups.setdefault(pid, []).extend([skill] if skill else [])
-
-    def edit(manifest: Path) -> bytes:
-        from .. import projectedit
-
-        olds = [projectedit.add(manifest, [p], skills=s, registry=None) for p, s in groups.items()]
-        return olds[0]
-
-    run_sync(app, opts, edit=edit)
+    run_sync(app, opts, edit=edit_manifest(wanted_specs(app, specs, None)))

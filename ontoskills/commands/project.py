@@ -7,7 +7,7 @@ project's tree match the manifests (commands/_project.py, install/sync.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,12 +16,12 @@ import typer
 from ..errors import UsageError
 from ..install.options import InstallOptions
 from ..project import MANIFEST_NAME
-from ..safety import is_valid_name, parse_spec
+from ..safety import is_valid_name
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
 from ._options import EmbeddingsOpt, MinTrustOpt, StrictOpt
 from ._output import Output, run
-from ._project import run_sync
+from ._project import edit_manifest, run_sync, wanted_specs
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,13 @@ def _in_project(app: AppContext, verb: str) -> None:
 
 def add_cmd(
     ctx: typer.Context,
-    specs: Annotated[list[str], typer.Argument(help="author/pkg or author/pkg/skill")],
+    specs: Annotated[
+        list[str],
+        typer.Argument(
+            help="author/pkg or author/pkg/skill; an Agent Skills repository: "
+            "github:owner/repo[/skill][#ref], https://host/owner/repo(.git), a path"
+        ),
+    ],
     registry: Annotated[
         str | None,
         typer.Option("--registry", help="Declare the registry (a name) the packages come from."),
@@ -96,31 +102,18 @@ def add_cmd(
             hint="declare it under [registries.NAME] in ontoskills.toml, or with "
             "`ontoskills registry add`",
         )
-    skills = list(skill or [])
-    by_pkg: dict[str, list[str]] = {}
-    for spec in specs:
-        pid, name = parse_spec(spec)
-        by_pkg.setdefault(pid, [])
-        if name is not None:
-            by_pkg[pid].append(name)
-    if skills and len(by_pkg) != 1:
-        raise UsageError("--skill names skills of one package", hint="add packages one by one")
-    for name in skills:
-        if not is_valid_name(name):
-            raise UsageError(f"--skill {name!r} is not a skill name")
-
-    def edit(manifest: Path) -> bytes:
-        from .. import projectedit
-
-        old = None
-        for pid, named in by_pkg.items():
-            before = projectedit.add(manifest, [pid], skills=named + skills, registry=registry)
-            old = before if old is None else old
-        assert old is not None
-        return old
+    wanted = wanted_specs(app, specs, registry)
+    if skill:
+        if len(wanted) != 1:
+            raise UsageError("--skill names skills of one package", hint="add packages one by one")
+        bad = [name for name in skill if not is_valid_name(name)]
+        if bad:
+            raise UsageError(f"--skill {bad[0]!r} is not a skill name")
+        named = set(wanted[0].skills) if wanted[0].skills else set()
+        wanted = [replace(wanted[0], skills=tuple(sorted(named | set(skill))))]
 
     opts = InstallOptions(with_embeddings=with_embeddings, min_trust=min_trust, strict=strict)
-    run_sync(app, opts, edit=edit)
+    run_sync(app, opts, edit=edit_manifest(wanted))
 
 
 def sync_cmd(

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..config import ADHOC_TRUST
+from ..config import ADHOC_TRUST, Config
 from ..errors import UsageError
 from ..paths import expand_user
 from ..registries import (
@@ -69,6 +69,12 @@ def github_base(env: dict[str, str] | None = None) -> str:
 
 def parse_direct(session: Session, spec: str) -> DirectSpec:
     """The registry and package a direct spec names; exit 2 naming it when it is none."""
+    return direct_spec(session.config, spec, session.options.env or None)
+
+
+def direct_spec(config: Config, spec: str, env: dict[str, str] | None = None) -> DirectSpec:
+    """`parse_direct` for a caller with no session yet (a project's `add` writes the spec's
+    registry into ontoskills.toml before anything is resolved)."""
     skill = None
     if spec.startswith("github:"):
         rest, _, ref = spec[len("github:") :].partition("#")
@@ -77,7 +83,7 @@ def parse_direct(session: Session, spec: str) -> DirectSpec:
             raise UsageError(f"invalid spec {spec[:120]!r}", hint=HINT)
         if ref and not _REF.fullmatch(ref):
             raise UsageError(f"invalid git ref in {spec[:120]!r}", hint=HINT)
-        base = github_base(session.options.env or None)
+        base = github_base(env)
         url = f"{base}/{parts[0]}/{parts[1]}" + (f"#{ref}" if ref else "")
         skill = parts[2].lower() if len(parts) == 3 else None
         kind = RegistryKind.SKILLS
@@ -93,9 +99,7 @@ def parse_direct(session: Session, spec: str) -> DirectSpec:
                 f"{spec[:120]} holds no SKILL.md folder (or is a registry with an index.json)",
                 hint="a registry is installed from with --registry PATH author/package",
             )
-    reg = session.config.registry_at(url) or RegistryConfig(
-        slug_for_url(url), url, kind, ADHOC_TRUST
-    )
+    reg = config.registry_at(url) or RegistryConfig(slug_for_url(url), url, kind, ADHOC_TRUST)
     pid = reg.package_id or skills_package_id(url)
     if pid is None:
         raise UsageError(
