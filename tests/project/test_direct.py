@@ -222,3 +222,30 @@ def test_refusals_leave_the_manifest_as_it_was(
     assert proc.returncode == 2 and "holds no SKILL.md" in proc.stderr
     assert _manifest(project) == before
     assert (project / "ontoskills.lock").read_bytes() == lock
+
+
+def test_the_three_real_repositories_in_a_project_link_and_unlink(
+    tmp_path: Path, project: Path, cli_inproc: CliRunner
+) -> None:
+    from tests.install.test_skillmd_repos import REPOS, _copy  # skips without ../shared
+
+    authors: set[bytes] = set()
+    copies = [_copy(name, tmp_path, git=False) for name in sorted(REPOS)]
+    for repo in copies:
+        authors |= {p.read_bytes() for p in repo.rglob("SKILL.md")}
+    cli_inproc("init", check=True)
+    cli_inproc("add", *map(str, copies), check=True)
+    regs = tomllib.loads(_manifest(project))["registries"]
+    assert sorted(r["package_id"] for r in regs.values()) == sorted(v[0] for v in REPOS.values())
+    hits = json.loads(cli_inproc("--json", "search", "fill in a PDF form", check=True).stdout)
+    assert hits["results"][0]["skill"] == "anthropics/skills/pdf"
+
+    cli_inproc("link", "--agent", "claude", "--project", check=True)
+    linked = project / ".claude" / "skills"
+    names = sorted(os.listdir(linked))
+    assert len(names) == sum(v[1] for v in REPOS.values())  # 38: every skill, one folder each
+    for name in names:  # the authors' bytes (a renamed skill: its generated file is allowed)
+        md = (linked / name / "SKILL.md").read_bytes()
+        assert md in authors or md.startswith(f"---\nname: {name}\n".encode()), name
+    cli_inproc("unlink", "--agent", "claude", "--project", check=True)
+    assert not linked.exists() or os.listdir(linked) == []
