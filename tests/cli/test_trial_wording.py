@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CliRunner
+from tests.helpers.githttp import GitHttpServer, git_cli
 from tests.helpers.registry import build_registry, sample_packages
 
 
@@ -18,3 +21,18 @@ def test_mirror_counts_one_file_in_the_singular(cli_inproc: CliRunner, tmp_path:
     again = cli_inproc(*args, check=True)
     assert "1 file copied (2 bytes)," in again.stderr, again.stderr
     assert "1 files" not in again.stderr
+
+
+def test_a_missing_github_repository_is_named_not_just_its_host(
+    cli_inproc: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`install github:acme/nope` used to say "git repository 127.0.0.1 not found": the user
+    typed no host, and the repository they mistyped was not in the line."""
+    git_cli()  # skips without the git binary (`git http-backend` serves the repositories)
+    (tmp_path / "srv").mkdir()
+    with GitHttpServer(tmp_path / "srv") as srv:
+        monkeypatch.setenv("ONTOSKILLS_GITHUB_URL", srv.url_for("").rstrip("/"))
+        proc = cli_inproc("install", "github:acme/nope")
+    assert proc.returncode == 7, proc.stderr
+    assert "git repository 127.0.0.1/acme/nope" in proc.stderr, proc.stderr
+    assert not (tmp_path / "home" / "ontoskills.lock").exists()
