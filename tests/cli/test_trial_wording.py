@@ -36,3 +36,28 @@ def test_a_missing_github_repository_is_named_not_just_its_host(
     assert proc.returncode == 7, proc.stderr
     assert "git repository 127.0.0.1/acme/nope" in proc.stderr, proc.stderr
     assert not (tmp_path / "home" / "ontoskills.lock").exists()
+
+
+def test_doctor_drift_ends_with_the_repair_and_the_repair_works(
+    cli_inproc: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Exit 4 used to end with the warnings alone; the next step it names must really heal
+    the home, and must say when it overwrites the user's edits."""
+    origin = build_registry(tmp_path / "origin", sample_packages())
+    cli_inproc("--registry", str(origin), "install", "acme/devtools", "acme/design", check=True)
+    pkg = Path(env["ONTOSKILLS_HOME"]) / "ontologies" / "author" / "acme" / "devtools"
+    victim = next(p for p in sorted(pkg.rglob("*.ttl")))
+    victim.unlink()
+    sick = cli_inproc("doctor")
+    assert sick.returncode == 4
+    step = "next: `ontoskills install --force acme/devtools` puts the locked files back"
+    assert step + "\n" in sick.stderr, sick.stderr  # no edits: no warning about them
+    assert "acme/design" not in step and "healthy" not in sick.stderr
+    cli_inproc("--registry", str(origin), "install", "--force", "acme/devtools", check=True)
+    assert cli_inproc("doctor").returncode == 0
+
+    victim.chmod(0o644)
+    victim.write_bytes(victim.read_bytes() + b"# mine\n")
+    edited = cli_inproc("doctor")
+    assert edited.returncode == 4
+    assert f"{step} (over your edits in acme/devtools: copy them first)" in edited.stderr
