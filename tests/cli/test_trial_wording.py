@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import CliRunner
 from tests.helpers.githttp import GitHttpServer, git_cli
-from tests.helpers.registry import build_registry, sample_packages
+from tests.helpers.registry import PackageSpec, SkillSpec, build_registry, sample_packages
 
 
 def test_mirror_counts_one_file_in_the_singular(cli_inproc: CliRunner, tmp_path: Path) -> None:
@@ -61,3 +61,17 @@ def test_doctor_drift_ends_with_the_repair_and_the_repair_works(
     edited = cli_inproc("doctor")
     assert edited.returncode == 4
     assert f"{step} (over your edits in acme/devtools: copy them first)" in edited.stderr
+
+
+def test_info_lists_skills_by_id_and_marks_a_cut_description(
+    cli_inproc: CliRunner, tmp_path: Path
+) -> None:
+    long = "Use when " + "a very long trigger " * 8 + "TAIL"
+    skills = [SkillSpec("zeta", "Short one."), SkillSpec("alpha", long)]  # manifest order z, a
+    origin = build_registry(tmp_path / "origin", [PackageSpec("acme/kit", skills)])
+    cli_inproc("--registry", str(origin), "install", "acme/kit", check=True)
+    out = cli_inproc("info", "acme/kit", check=True).stdout.splitlines()
+    rows = [line for line in out if line.startswith("  [")]
+    assert [r.split("] ")[1].split(":")[0] for r in rows] == ["alpha", "zeta"]
+    assert rows[0] == f"  [on ] alpha: {long[:89]}…" and "TAIL" not in rows[0]
+    assert rows[1] == "  [on ] zeta: Short one."  # not cut: no mark
