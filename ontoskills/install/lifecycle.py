@@ -67,6 +67,8 @@ def remove(session: Session, package_ids: list[str]) -> Report:
                     f"remove works on packages; to stop serving one skill use "
                     f"`ontoskills disable {spec}`"
                 )
+            if any(c.package_id == pid for c in m.report.changes):
+                continue  # named twice (`remove a/b a/b`): removed once, not "not installed"
             if pid not in m.lock.packages:
                 raise NotFoundError(f"{pid} is not installed", hint="see `ontoskills list`")
             old = m.lock.packages.pop(pid)

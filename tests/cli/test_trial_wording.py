@@ -3,6 +3,7 @@ the names in error lines, each found by walking the product from scratch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,17 @@ def test_info_lists_skills_by_id_and_marks_a_cut_description(
     assert [r.split("] ")[1].split(":")[0] for r in rows] == ["alpha", "zeta"]
     assert rows[0] == f"  [on ] alpha: {long[:89]}…" and "TAIL" not in rows[0]
     assert rows[1] == "  [on ] zeta: Short one."  # not cut: no mark
+
+
+def test_remove_of_a_package_named_twice_removes_it_once(
+    cli_inproc: CliRunner, tmp_path: Path
+) -> None:
+    """`remove a/b a/b` used to fail "a/b is not installed" (exit 7) and remove nothing."""
+    origin = build_registry(tmp_path / "origin", sample_packages())
+    cli_inproc("--registry", str(origin), "install", "acme/devtools", "acme/design", check=True)
+    proc = cli_inproc("remove", "acme/devtools", "acme/devtools", "--json")
+    assert proc.returncode == 0, proc.stderr
+    changes = json.loads(proc.stdout)["changes"]
+    assert [(c["package_id"], c["action"]) for c in changes] == [("acme/devtools", "removed")]
+    left = json.loads(cli_inproc("list", "--json", check=True).stdout)["packages"]
+    assert [p["package"] for p in left] == ["acme/design"]
