@@ -90,3 +90,18 @@ def test_remove_of_a_package_named_twice_removes_it_once(
     assert [(c["package_id"], c["action"]) for c in changes] == [("acme/devtools", "removed")]
     left = json.loads(cli_inproc("list", "--json", check=True).stdout)["packages"]
     assert [p["package"] for p in left] == ["acme/design"]
+
+
+def test_update_of_a_package_named_twice_updates_it_once(
+    cli_inproc: CliRunner, tmp_path: Path
+) -> None:
+    """`update a/b a/b` staged a/b twice: exit 4, "cannot create 'package.json' (File
+    exists)", and a hint telling the user to report the registry."""
+    origin = build_registry(tmp_path / "origin", sample_packages())
+    cli_inproc("--registry", str(origin), "install", "acme/devtools", check=True)
+    proc = cli_inproc("update", "acme/devtools", "acme/devtools", "--json")
+    assert proc.returncode == 0, proc.stderr
+    changes = json.loads(proc.stdout)["changes"]
+    assert [c["package_id"] for c in changes] == ["acme/devtools"]
+    missing = cli_inproc("update", "acme/nope")
+    assert missing.returncode == 7 and "error: acme/nope is not installed\n" in missing.stderr
