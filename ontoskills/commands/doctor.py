@@ -85,7 +85,10 @@ def _next_step(out: Output, rep: DoctorReport) -> None:
     if not damaged:
         return
     edited = [pid for pid in damaged if rep.packages[pid].user_changes]
-    line = f"next: `ontoskills install --force {' '.join(damaged)}` puts the locked files back"
+    # update, not install: it reads each package's locked registry (in a project too), where
+    # `install PKG` resolves from the configured ones, which an ad-hoc --registry never joined
+    line = f"next: `ontoskills update --force {' '.join(damaged)}` refetches them from their "
+    line += "registry"
     if edited:
         line += f" (over your edits in {', '.join(edited)}: copy them first)"
     out.info(line)

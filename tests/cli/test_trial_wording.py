@@ -51,10 +51,12 @@ def test_doctor_drift_ends_with_the_repair_and_the_repair_works(
     victim.unlink()
     sick = cli_inproc("doctor")
     assert sick.returncode == 4
-    step = "next: `ontoskills install --force acme/devtools` puts the locked files back"
+    step = "next: `ontoskills update --force acme/devtools` refetches them from their registry"
     assert step + "\n" in sick.stderr, sick.stderr  # no edits: no warning about them
     assert "acme/design" not in step and "healthy" not in sick.stderr
-    cli_inproc("--registry", str(origin), "install", "--force", "acme/devtools", check=True)
+    # the step as printed, without --registry: the package came from an ad-hoc one, which
+    # `install PKG` would not read (it resolves from the configured registries)
+    cli_inproc("update", "--force", "acme/devtools", check=True)
     assert cli_inproc("doctor").returncode == 0
 
     victim.chmod(0o644)
