@@ -73,5 +73,22 @@ def render(out: Output, rep: DoctorReport) -> None:
             f"{rep.store.relinkable} files are copies the store could share (installed "
             "before it, or after `cache clean`): `ontoskills install --force PKG` links them"
         )
+    _next_step(out, rep)
     if rep.healthy:
         out.success("healthy")
+
+
+def _next_step(out: Output, rep: DoctorReport) -> None:
+    """Drift ended the report with its warnings alone (exit 4): say how to repair it, and
+    whose edits that repair overwrites, since the user cannot tell from the exit code."""
+    damaged = sorted(pid for pid, drift in rep.packages.items() if not drift.clean)
+    if not damaged:
+        return
+    edited = [pid for pid in damaged if rep.packages[pid].user_changes]
+    # update, not install: it reads each package's locked registry (in a project too), where
+    # `install PKG` resolves from the configured ones, which an ad-hoc --registry never joined
+    line = f"next: `ontoskills update --force {' '.join(damaged)}` refetches them from their "
+    line += "registry"
+    if edited:
+        line += f" (over your edits in {', '.join(edited)}: copy them first)"
+    out.info(line)

@@ -63,9 +63,15 @@ def register(app: typer.Typer) -> None:
                 f"files:     {info.files} ({info.bytes} bytes)",
                 "skills:",
             ]
-            for s in info.skills:
+            for s in sorted(info.skills, key=lambda s: s.id):  # as list, tree and why: by id
                 mark = "on " if s.enabled else "off"
-                lines.append(f"  [{mark}] {s.id}: {s.description[:90]}")
+                lines.append(f"  [{mark}] {s.id}: {_cut(s.description, 90)}")
             out.stdout("\n".join(lines))
 
         run(app_ctx, body, text)
+
+
+def _cut(text: str, width: int) -> str:
+    """At most `width` characters, and a visible "…" when cut (a cut used to look like the
+    author's own last word: "before merging to verify work m")."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..lockfile import load
 from ..ownership import Keep
 from ..safety import parse_spec
+from ..words import plural
 from . import _context
 from ._context import JsonOpt, QuietOpt
 from ._options import EmbeddingsOpt, ModelOpt
@@ -89,8 +90,8 @@ def render(out: Output, done: MirrorResult) -> None:
     names = ", ".join(f"{p.id} {p.version}" for p in done.packages)
     out.success(
         f"mirrored {names} from {done.registry}{' (signed)' if done.signed else ''} into "
-        f"{done.to}: {done.copied} files copied ({done.bytes_copied} bytes), {done.skipped} "
-        f"already there, {done.removed} removed"
+        f"{done.to}: {plural(done.copied, 'file')} copied ({plural(done.bytes_copied, 'byte')}), "
+        f"{done.skipped} already there, {done.removed} removed"
     )
 
 

@@ -28,11 +28,14 @@ def ci(session: Session, opts: InstallOptions) -> Report:
 def update(session: Session, package_ids: list[str], opts: InstallOptions) -> Report:
     with mutation(session, UPDATE, opts) as m:
         lock = m.lock
-        targets = package_ids or sorted(lock.packages)
+        # once each: a package named twice was staged twice, and the second staging failed
+        # "cannot create 'package.json' (File exists)" with a hint blaming the registry
+        targets = list(dict.fromkeys(package_ids)) or sorted(lock.packages)
         unknown = [p for p in targets if p not in lock.packages]
-        if unknown:
+        if unknown:  # worded as remove, enable and info say it
             raise NotFoundError(
-                f"not installed: {', '.join(unknown)}", hint="see `ontoskills list`"
+                f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not installed",
+                hint="see `ontoskills list`",
             )
         for pid in targets:
             old = lock.packages[pid]
@@ -67,6 +70,8 @@ def remove(session: Session, package_ids: list[str]) -> Report:
                     f"remove works on packages; to stop serving one skill use "
                     f"`ontoskills disable {spec}`"
                 )
+            if any(c.package_id == pid for c in m.report.changes):
+                continue  # named twice (`remove a/b a/b`): removed once, not "not installed"
             if pid not in m.lock.packages:
                 raise NotFoundError(f"{pid} is not installed", hint="see `ontoskills list`")
             old = m.lock.packages.pop(pid)

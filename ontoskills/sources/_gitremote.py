@@ -106,10 +106,11 @@ def git_error(
         return exc
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     host = remote_host(url) if is_network_remote(url) else url
+    # the repository, not just its host: `github:obra/nope` must not read "127.0.0.1 not found"
+    parts = urlsplit(url)
+    where = f"{parts.hostname}{parts.path}" if parts.hostname else host
+    named = f"registry {registry} ({where})" if registry else where
     if _NOT_GIT_RE.search(text):  # exit 2: not a registry, not a network failure
-        parts = urlsplit(url)
-        where = f"{parts.hostname}{parts.path}" if parts.hostname else host
-        named = f"registry {registry} ({where})" if registry else where
         return UsageError(
             f"{named} is not a git repository ({text})",
             hint="check the registry URL: a git registry is a repository URL "
@@ -119,7 +120,9 @@ def git_error(
         return AuthError(f"{host}: git {action} was refused ({text})", hint=auth_hint(url, None))
     if _NOT_FOUND_RE.search(text):
         return NotFoundError(
-            f"git repository {host} not found ({text})", hint="check the registry URL"
+            f"{f'registry {registry}: ' if registry else ''}git repository {where} not found "
+            f"({text})",
+            hint="check the registry URL",
         )
     if not is_network_remote(url):
         return NetworkError(f"git {action} from {host} failed ({text})")
