@@ -142,7 +142,11 @@ def serve_cmd(
         from ..server.runner import configure_logging
 
         options = ServeOptions(
-            min_trust=min_trust, mode=mode, context_budget=budget, prompts=prompts
+            min_trust=min_trust,
+            mode=mode,
+            context_budget=budget,
+            prompts=prompts,
+            watch_interval=app_ctx.config.serve.watch_interval,
         )
         if transport == Transport.HTTP:
             from ..server.http import serve_http

@@ -38,8 +38,8 @@ HANDSHAKE_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18",
 INITIALIZE_CAPABILITIES: dict[str, Any] = {
     "completions": {},
     "logging": {},
-    "prompts": {"listChanged": False},
-    "resources": {"listChanged": False, "subscribe": False},
+    "prompts": {"listChanged": True},
+    "resources": {"listChanged": True, "subscribe": False},
     "tools": {"listChanged": False},
     "extensions": {"io.modelcontextprotocol/skills": {"directoryRead": True}},
 }
