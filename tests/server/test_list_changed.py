@@ -180,9 +180,7 @@ def test_watch_interval_zero_turns_the_poll_off(
 
 
 @pytest.mark.parametrize("value", ["-1", "1e9", '"2"', "true", "nan"])
-def test_bad_watch_interval_is_a_config_error(
-    installed: Path, cli: CliRunner, value: str
-) -> None:
+def test_bad_watch_interval_is_a_config_error(installed: Path, cli: CliRunner, value: str) -> None:
     config = installed / "config.toml"
     config.write_text(
         config.read_text(encoding="utf-8") + f"\n[serve]\nwatch_interval = {value}\n",
@@ -197,5 +195,3 @@ def test_early_answer_declares_what_changes() -> None:
     caps = early.INITIALIZE_CAPABILITIES
     assert caps["resources"]["listChanged"] and caps["prompts"]["listChanged"]
     assert not caps["tools"]["listChanged"]
-
-
