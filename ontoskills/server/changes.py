@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("ontoskills.server")
 DEFAULT_WATCH_INTERVAL = 2.0  # seconds between two stats of the lockfile
 INITIALIZED = "notifications/initialized"
+NOTIFY_TIMEOUT = 5.0  # seconds one connection may take to accept a notification
 
 
 @dataclass(frozen=True)
@@ -118,5 +119,8 @@ class ListChanges:
         told = self.connections
         log.info("lists changed (%s): telling %d connection(s)", ", ".join(methods), told)
         for connection in list(self._connections.values()):
-            for method in methods:
-                await connection.notify(method, None)  # best effort: never raises (SDK)
+            # Best effort (the SDK's notify never raises); a client that stopped reading its
+            # stream must not hold the others' news back.
+            with anyio.move_on_after(NOTIFY_TIMEOUT):
+                for method in methods:
+                    await connection.notify(method, None)

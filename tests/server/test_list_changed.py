@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -17,7 +18,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from ontoskills.server import early
 from tests.conftest import CliRunner
-from tests.helpers.httpserve import HttpServer
+from tests.helpers.httpserve import HttpServer, RawSession
 from tests.server.conftest import serve_command
 
 INTERVAL = 0.2  # [serve] watch_interval for these tests: short, so a change is seen at once
@@ -136,6 +137,33 @@ def test_http_session_hears_installs_and_removals(
         client = Client(transport, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
         async with client:
             await _install_and_remove(client, heard, _runner(cli), registry)
+
+    with HttpServer(serve_env) as server:
+        anyio.run(main, server.url)
+        assert server.stop() == 0
+
+
+def test_sessions_without_a_stream_hold_nobody_back(
+    installed: Path, serve_env: dict[str, str], cli: CliRunner, registry: Path
+) -> None:
+    """Three 2025-era sessions that never open the GET stream (nowhere to send the news: the
+    SDK drops it) beside one SDK client that does: it hears the install, and the silent
+    sessions still answer and list the new skill."""
+    _watch_fast(installed)
+    heard = Heard()
+
+    async def main(url: str) -> None:
+        transport = streamable_http_client(url, http_client=create_mcp_http_client())
+        client = Client(transport, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(timeout=60) as http, client:
+            silent = [RawSession(http, url) for _ in range(3)]
+            for session in silent:
+                await session.open()
+            await _runner(cli)("--registry", str(registry), "install", "zeta/pdfkit")
+            assert await heard.next() == [RESOURCES]
+            for session in silent:
+                listed = await session.request("resources/list")
+                assert NEW in {r["uri"] for r in listed["result"]["resources"]}
 
     with HttpServer(serve_env) as server:
         anyio.run(main, server.url)
