@@ -3,7 +3,7 @@
 A client gives a stdio server a few seconds to answer `initialize` (`gemini mcp list`: 5 s).
 Importing the MCP SDK costs ~0.8 s of CPU and the catalog load more; on a machine with 8 busy
 processes on 2 cores that was 3.0-4.9 s to the answer (docs/PERFORMANCE.md). So `serve` reads
-the first line itself, answers a plain handshake-era `initialize` from here (json and os only,
+the first line itself, answers a plain handshake-era `initialize` from here (no SDK, no catalog,
 ~0.1 s after exec), and only then starts the catalog and imports the SDK. The line is handed
 on to the SDK all the same (its session state must commit: client capabilities, negotiated
 version) and the SDK's own reply to that id is dropped (`runner._drop_reply`).
@@ -13,6 +13,11 @@ negotiation mirror `Server.create_initialization_options` and `_negotiate_initia
 tests/server/test_early_initialize.py compares the two byte for byte for every version. Any
 first line we are not sure of (not `initialize`, odd params, an unknown version, over
 `MAX_FIRST_LINE` bytes, a 2026-07-28 request) is left to the SDK untouched.
+
+Then `answer_tools_list`: the SDK is imported in a thread while we read on, and a plain
+`tools/list` after `notifications/initialized` is answered from `toolspec.py` (the tool's JSON,
+no SDK), so a busy machine's SDK import (seconds of wall) no longer holds it back. Those lines
+go to the SDK too, and its reply to that id is dropped as well.
 """
 
 from __future__ import annotations
