@@ -22,6 +22,7 @@ dimension = 384                     # optional: refuse a model of another size
 
 [serve]
 context_budget = 12000             # chars of one `ontoskill` answer (text + structured JSON)
+watch_interval = 2                  # seconds between checks for installs (list_changed); 0: off
 
 [network]
 timeout = 30                        # seconds per connect/read
@@ -151,6 +152,7 @@ class NetworkSettings(_Table):
 class ServeSettings(_Table):
     context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one `ontoskill` answer
     max_streams: int = DEFAULT_MAX_STREAMS  # concurrent GET event streams (http transport)
+    watch_interval: float = 2.0  # seconds between list-change polls (server/changes.py); 0: off
 
 
 @dataclass
@@ -336,7 +338,7 @@ def check_context_budget(value: object, where: str) -> int:
 def _serve(top: Table) -> ServeSettings:
     path = top.source
     table = _section(top, "serve").data
-    keys = ("context_budget", "max_streams")
+    keys = ("context_budget", "max_streams", "watch_interval")
     settings = ServeSettings(
         extra=_known(table, keys), given=frozenset(k for k in keys if k in table)
     )
@@ -357,6 +359,16 @@ def _serve(top: Table) -> ServeSettings:
                 f"is {DEFAULT_MAX_STREAMS}",
             )
         settings.max_streams = value
+    if "watch_interval" in table:
+        value = table["watch_interval"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+            raise ConfigError(
+                f"{path}: serve.watch_interval must be a number of seconds from 0 to 3600, "
+                f"got {value!r}",
+                hint="how often `serve` checks the lock for installs to tell clients about "
+                "(0 turns it off); the default is 2",
+            )
+        settings.watch_interval = float(value)
     return settings
 
 

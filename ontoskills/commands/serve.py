@@ -127,6 +127,12 @@ def serve_cmd(
         from ..server.prefetch import one_malloc_arena, prefetch_service
 
         one_malloc_arena()  # before any thread allocates
+        if first is not None:
+            from ..server.early import answer_tools_list
+
+            # The SDK imported in a thread while a plain tools/list (static) is answered here:
+            # on a busy machine the import alone is seconds (docs/PERFORMANCE.md).
+            first = answer_tools_list(first, _import_sdk)
         # http: the catalog starts loading now, while the SDK is imported (server/prefetch.py).
         # stdio: once the SDK is in, below: the client's requests after initialize need the
         # SDK, not the catalog, and on a busy machine the two compete (docs/PERFORMANCE.md).
@@ -142,7 +148,11 @@ def serve_cmd(
         from ..server.runner import configure_logging
 
         options = ServeOptions(
-            min_trust=min_trust, mode=mode, context_budget=budget, prompts=prompts
+            min_trust=min_trust,
+            mode=mode,
+            context_budget=budget,
+            prompts=prompts,
+            watch_interval=app_ctx.config.serve.watch_interval,
         )
         if transport == Transport.HTTP:
             from ..server.http import serve_http
@@ -161,6 +171,14 @@ def serve_cmd(
         anyio.run(serve_stdio, early.get, options, first)
 
     run(app_ctx, body)
+
+
+def _import_sdk() -> None:
+    """What `serve_stdio` needs (the SDK, our handlers), imported ahead in a thread."""
+    import importlib
+
+    for module in ("app", "runner"):
+        importlib.import_module(f"..server.{module}", __package__)
 
 
 def _http_options(

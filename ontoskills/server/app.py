@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -28,7 +28,8 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import Server
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from .. import __version__, query
@@ -37,6 +38,7 @@ from ..errors import OntoskillsError, UsageError
 from ..manifest import tier_rank
 from ..search import MAX_TOP_K
 from . import answers, prompts, skills_ext
+from .changes import DEFAULT_WATCH_INTERVAL, ListChanges, Lists
 from .declared import (
     CACHE_HINTS,
     INPUT_SCHEMA,
@@ -84,6 +86,7 @@ class ServeOptions:
     mode: str = "auto"
     context_budget: int = DEFAULT_CONTEXT_BUDGET  # chars of one skill answer (text + JSON)
     prompts: bool = False  # one prompt per served skill (`serve --prompts`)
+    watch_interval: float = DEFAULT_WATCH_INTERVAL  # seconds between list-change polls; 0: off
 
 
 class ToolInputError(Exception):
@@ -102,8 +105,9 @@ class ServiceHolder:
         self._count = threading.Lock()
         self.generation = 0  # +1 per catalog load: clients are told about reloads (notices.py)
         self.served = 0  # skills served by the last load
+        self.watch: Callable[[], Awaitable[None]] | None = None  # changes.ListChanges.run
 
-    def _loaded(self, service: Service) -> None:
+    def loaded(self, service: Service) -> None:
         with self._count:
             self.generation += 1
             self.served = len(service.skills())
@@ -114,7 +118,7 @@ class ServiceHolder:
     async def _load(self, *, first: bool) -> None:
         try:
             self._service = await anyio.to_thread.run_sync(self._factory)
-            self._loaded(self._service)
+            self.loaded(self._service)
             for problem in self._service.problems:
                 log.warning("not served (failed verification): %s", problem)
             log.info("serving %d installed skills", len(self._service.skills()))
@@ -127,10 +131,13 @@ class ServiceHolder:
             self._error = OntoskillsError(f"cannot load the installed skills: {exc}")
 
     async def build(self) -> None:
+        """Load, then watch for list changes (changes.py) until the transport cancels."""
         try:
             await self._load(first=True)
         finally:
             self._ready.set()
+        if self.watch is not None:
+            await self.watch()
 
     async def get(self) -> Service:
         """The ready service (not refreshed: `call` does that).
@@ -158,7 +165,7 @@ class ServiceHolder:
 
         def work() -> T:
             if service.refresh():
-                self._loaded(service)
+                self.loaded(service)
             return fn(service, *args)
 
         return await anyio.to_thread.run_sync(work)
@@ -327,10 +334,44 @@ class _Handlers:
         raise skills_ext.not_found(uri)
 
 
+# A live install changes the resources and (with --prompts) the prompts; never the one tool.
+# early.INITIALIZE_CAPABILITIES says the same (tests/server/test_early_initialize.py).
+NOTIFICATIONS = NotificationOptions(prompts_changed=True, resources_changed=True)
+
+
+class _Server(Server[Any]):
+    """The SDK's server, declaring `listChanged` wherever it builds its initialize answer
+    (stdio passes options; the Streamable HTTP manager uses this default)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NOTIFICATIONS, experimental_capabilities, extensions
+        )
+
+
+def _lists(handlers: _Handlers, service: Service) -> Lists:
+    """What resources/list and prompts/list show now (changes.py compares two of these)."""
+    resources = handlers.skills.skill_resources(service)
+    listed = (
+        prompts.skill_prompts(service, handlers.options.min_trust)
+        if handlers.options.prompts
+        else []  # the one `ontoskill` prompt: never changes
+    )
+    return Lists(
+        resources=frozenset((str(r.uri), r.name, r.description or "") for r in resources),
+        prompts=frozenset((p.name, p.key, p.description) for p in listed),
+    )
+
+
 def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
     """The SDK server with our handlers; `holder` supplies the service."""
     h = _Handlers(holder, options)
-    server: Server[Any] = Server(
+    server: Server[Any] = _Server(
         "ontoskills",
         version=__version__,
         title="OntoSkills",
@@ -353,6 +394,9 @@ def build_server(holder: ServiceHolder, options: ServeOptions) -> Server[Any]:
     skills_ext.install(server, h.call, h.skills)
     for method in TASKS_METHODS:
         server.add_request_handler(method, types.RequestParams, _no_tasks)
+    changes = ListChanges(holder, lambda service: _lists(h, service), options.watch_interval)
+    server.middleware.append(changes.track)
+    holder.watch = changes.run
     return server
 
 

@@ -306,19 +306,20 @@ async def serve_stdio(
         await _serve(server, holder, _Lines(wire, first.data), first.answered)
 
 
-async def _drop_reply(replies: Any, write: Any, answered: int | str | None) -> None:
-    """The SDK's replies on to the wire, but for its reply to the initialize `early.py`
-    already answered (the same result: tests/server/test_early_initialize.py). Closes the
-    wire when the SDK is done, as `server.run` did: the transport waits for that to exit."""
+async def _drop_reply(replies: Any, write: Any, answered: tuple[int | str, ...]) -> None:
+    """The SDK's replies on to the wire, but for its replies to the initialize and tools/list
+    `early.py` already answered (the same results: tests/server/test_early_initialize.py).
+    Closes the wire when the SDK is done, as `server.run` did: the transport waits for that
+    to exit."""
+    pending = list(answered)
     async with replies, write:
         async for item in replies:
             message = item.message
             if (
-                answered is not None
-                and isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
-                and message.id == answered
+                isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+                and message.id in pending
             ):
-                answered = None  # only the first: a later reuse of the id is the client's
+                pending.remove(message.id)  # once each: a later reuse of the id is the client's
                 continue
             try:
                 await write.send(item)
@@ -327,7 +328,7 @@ async def _drop_reply(replies: Any, write: Any, answered: int | str | None) -> N
 
 
 async def _serve(
-    server: Any, holder: ServiceHolder, lines: _Lines, answered: int | str | None = None
+    server: Any, holder: ServiceHolder, lines: _Lines, answered: tuple[int | str, ...] = ()
 ) -> None:
     # The SDK's transport writes stdout (fd 1 diverted to stderr while it serves); its
     # reader gets no input: `_pump` reads the wire instead.

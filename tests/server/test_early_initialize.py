@@ -124,3 +124,78 @@ def test_a_refused_first_line_is_answered_by_the_sdk(
         raw.write(b"garbage\n")
         assert raw.read()["error"]["code"] == -32700
         assert raw.initialize(version)["result"]["protocolVersion"] == version
+
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_early_tools_list_is_the_sdks(
+    installed: Path, serve_env: dict[str, str], version: str
+) -> None:
+    """The SDK's own tools/list answer (its initialize taken: `_meta` declines the early
+    path), compared with what early.py sends for the same request."""
+    with RawServer(serve_env, "serve") as raw:
+        raw.send(_init(version, _meta={}))
+        raw.read()
+        raw.send(INITIALIZED)
+        raw.send(TOOLS_LIST)
+        sdk = raw.read()
+    step = early._next_line(json.dumps(TOOLS_LIST).encode())
+    assert isinstance(step, tuple) and step[0] == 2
+    assert json.loads(step[1])["result"] == sdk["result"]
+
+
+def test_tools_list_is_answered_before_the_sdk_is_imported(
+    installed: Path, serve_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The SDK import held back: tools/list answered all the same (before: not until the
+    SDK was loaded, seconds on a busy machine); the SDK's duplicate is not sent, and once it
+    loads it answers the next one."""
+    gate = tmp_path / "open"
+    with RawServer(serve_env, str(gate), "serve", entry=("-c", GATE)) as raw:
+        raw.send(_init("2025-11-25", 1))
+        assert raw.read(timeout=60)["id"] == 1
+        raw.send(INITIALIZED)
+        raw.send(TOOLS_LIST)
+        listed = raw.read(timeout=60)
+        assert listed["id"] == 2 and listed["result"]["tools"][0]["name"] == "ontoskill"
+        gate.touch()
+        raw._next_id = 10
+        again = raw.request("tools/list")
+        assert again["result"] == listed["result"]
+        ids = [json.loads(line).get("id") for line in raw.raw]
+        assert ids.count(2) == 1 and ids.count(1) == 1
+        raw.proc.kill()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "1"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {}}},
+        {"jsonrpc": "2.0", "id": True, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+        {"jsonrpc": "2.0", "id": 2, "method": "notifications/initialized"},
+        [TOOLS_LIST],
+    ],
+)
+def test_unsure_next_lines_are_left_to_the_sdk(message: Any) -> None:
+    assert early._next_line(json.dumps(message).encode()) == "other"
+
+
+def test_a_request_before_initialized_stops_the_early_path(
+    installed: Path, serve_env: dict[str, str]
+) -> None:
+    """tools/list before `notifications/initialized`: the SDK's to answer (one reply)."""
+    with RawServer(serve_env, "serve") as raw:
+        raw.write(
+            b"".join(json.dumps(m).encode() + b"\n" for m in (_init("2025-11-25"), TOOLS_LIST))
+        )
+        replies = [raw.read(timeout=60) for _ in range(2)]
+        raw.send(INITIALIZED)
+        raw._next_id = 10
+        assert raw.request("ping")["result"] == {}
+        ids = [json.loads(line).get("id") for line in raw.raw]
+    assert [r["id"] for r in replies] == [1, 2] and ids.count(2) == 1

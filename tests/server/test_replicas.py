@@ -11,6 +11,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -46,31 +47,36 @@ class Balanced:
         self.url, self.replicas = url, replicas
 
 
+@contextmanager
+def haproxy_in_front(replicas: list[HttpServer], tmp_path: Path) -> Iterator[str]:
+    """The documented config in front of `replicas` (its ports changed); yields its URL."""
+    assert HAPROXY is not None
+    ports = [int(r.url.rsplit(":", 1)[1].split("/")[0]) for r in replicas]
+    front = free_port()
+    config = documented_config().replace("127.0.0.1:8765", f"127.0.0.1:{front}")
+    servers = "".join(
+        f"    server r{i + 1} 127.0.0.1:{port} check inter 500ms\n" for i, port in enumerate(ports)
+    )
+    config = re.sub(r"(?m)^    server r\d .*\n", "", config) + servers
+    cfg = tmp_path / "haproxy.cfg"
+    cfg.write_text(config, encoding="utf-8")
+    proc = subprocess.Popen(
+        [HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        _wait_for(front, proc)
+        yield f"http://127.0.0.1:{front}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture
 def balanced(installed: Path, serve_env: dict[str, str], tmp_path: Path) -> Iterator[Balanced]:
-    assert HAPROXY is not None
     replicas = [HttpServer(serve_env, "--allow-host", ALLOWED_HOST) for _ in range(2)]
     try:
-        ports = [int(r.url.rsplit(":", 1)[1].split("/")[0]) for r in replicas]
-        front = free_port()
-        config = documented_config().replace("127.0.0.1:8765", f"127.0.0.1:{front}")
-        servers = "".join(
-            f"    server r{i + 1} 127.0.0.1:{port} check inter 500ms\n"
-            for i, port in enumerate(ports)
-        )
-        config = re.sub(r"(?m)^    server r\d .*\n", "", config) + servers
-        cfg = tmp_path / "haproxy.cfg"
-        cfg.write_text(config, encoding="utf-8")
-        proc = subprocess.Popen(
-            [HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        try:
-            url = f"http://127.0.0.1:{front}/mcp"
-            _wait_for(front, proc)
+        with haproxy_in_front(replicas, tmp_path) as url:
             yield Balanced(url, replicas)
-        finally:
-            proc.terminate()
-            proc.wait(10)
     finally:
         for r in replicas:
             r.__exit__()
