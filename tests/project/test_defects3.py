@@ -23,3 +23,26 @@ def test_installing_the_lock_without_a_lock_is_exit_3_and_writes_nothing(
     assert f"no lock at {project / 'ontoskills.lock'}" in proc.stderr, proc.stderr
     assert "hint: run `ontoskills sync`" in proc.stderr
     assert sorted(p.name for p in project.iterdir()) == ["ontoskills.toml"]
+
+
+def test_install_with_embeddings_of_a_locked_package_adds_its_vectors(
+    project: Path, cli_inproc: CliRunner
+) -> None:
+    from ontoskills import lockfile
+    from tests.helpers.tinymodel import build_tiny_model
+
+    model = build_tiny_model(project.parent / "tiny", dim=8)
+    (project / "ontoskills.toml").write_text('[dependencies]\n"acme/devtools" = {}\n')
+    cli_inproc("sync", check=True)
+    assert not lockfile.load(project / "ontoskills.lock").packages["acme/devtools"].with_embeddings
+    # the old code kept the locked package as it was: exit 0, no vectors, nothing said
+    cli_inproc("install", "--with-embeddings", "--model", str(model), "acme/devtools", check=True)
+    lock = lockfile.load(project / "ontoskills.lock")
+    assert lock.packages["acme/devtools"].with_embeddings and lock.embeddings is not None
+    tree = project / ".ontoskills/ontologies"
+    assert (tree / "system/embeddings/model.onnx").is_file()
+    assert any(tree.glob("author/acme/devtools/*/intents.json"))
+    # kept by a plain sync (the lock says so) and restored by ci
+    cli_inproc("sync", "--locked", check=True)
+    cli_inproc("ci", "--model", str(model), check=True)
+    assert any(tree.glob("author/acme/devtools/*/intents.json"))
