@@ -291,14 +291,14 @@ def _embeddings(r: _Reader, raw: dict[str, Any]) -> ProjectEmbeddings:
 
 def _policy(r: _Reader, raw: dict[str, Any]) -> Policy:
     r.known(raw, "policy", POLICY_KEYS)
-    trust = r.table(raw, "policy", "min_trust").choice("min_trust", Tier)
+    trust = r.at(raw, "policy", "min_trust").choice("min_trust", Tier)
     allowed = None
     if "allowed_registries" in raw:
-        t = r.table(raw, "policy", "allowed_registries")
+        t = r.at(raw, "policy", "allowed_registries")
         allowed = tuple(t.list_of("allowed_registries", str))
     return Policy(
         min_trust=None if trust is None else str(trust),
-        require_signed=bool(r.table(raw, "policy", "require_signed").get("require_signed", bool)),
+        require_signed=bool(r.at(raw, "policy", "require_signed").get("require_signed", bool)),
         allowed_registries=allowed,
     )
 

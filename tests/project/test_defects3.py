@@ -46,3 +46,21 @@ def test_install_with_embeddings_of_a_locked_package_adds_its_vectors(
     cli_inproc("sync", "--locked", check=True)
     cli_inproc("ci", "--model", str(model), check=True)
     assert any(tree.glob("author/acme/devtools/*/intents.json"))
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ('[policy]\nmin_trust = "high"\n', ":2: policy.min_trust must be one of"),
+        ("[policy]\nrequire_signed = 1\n", ":2: policy.require_signed must be"),
+        ('[policy]\nallowed_registries = "x"\n', ":2: policy.allowed_registries must be"),
+        ("[embeddings]\nmodel = 3\n", ":2: embeddings.model must be"),
+    ],
+)
+def test_a_bad_value_names_its_key_path_once(
+    project: Path, cli_inproc: CliRunner, body: str, named: str
+) -> None:
+    # the old messages said `policy.min_trust.min_trust`, `embeddings.model.model`
+    (project / "ontoskills.toml").write_text(body)
+    proc = cli_inproc("sync")
+    assert proc.returncode == 2 and named in proc.stderr, proc.stderr
