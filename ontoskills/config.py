@@ -265,19 +265,33 @@ def _search(top: Table) -> SearchSettings:
 ENCODER_KEYS = ("pooling", "query_prefix", "passage_prefix", "max_tokens", "dimension")
 
 
+def encoder_values(t: Table, keys: tuple[str, ...] = ENCODER_KEYS) -> dict[str, Any]:
+    """The encoder settings among `keys` that `t` sets, checked: the one validator of
+    config.toml's `[embeddings]` and a project manifest's (project.py), so both refuse the
+    same values with the same words. Keys `t` does not set are absent from the result."""
+    out: dict[str, Any] = {}
+    for key in (k for k in ENCODER_KEYS if k in keys and t.has(k)):
+        if key in ("max_tokens", "dimension"):
+            low = 8 if key == "max_tokens" else 1
+            out[key] = int(t.number(key, integer=True, low=low, high=8192) or 0)
+        elif key == "pooling":
+            pooling = _text(t, "pooling")
+            if pooling is not None and pooling not in EMBEDDING_POOLINGS:
+                t.fail(f"must be one of {', '.join(EMBEDDING_POOLINGS)}", "pooling")
+            if pooling is not None:
+                out[key] = pooling
+        else:  # a prefix: text the encoder puts before every query or passage
+            v = t.get(key, str, "")
+            if len(v) > MAX_PREFIX_CHARS or not v.isprintable():
+                t.fail(f"must be printable text of at most {MAX_PREFIX_CHARS} characters", key)
+            out[key] = v
+    return out
+
+
 def _embeddings(top: Table) -> EmbeddingsSettings:
     t = _section(top, "embeddings")
     table = t.data
     threads = t.number("threads", integer=True, low=1, high=256)
-    max_tokens = t.number("max_tokens", integer=True, low=8, high=8192)
-    dimension = t.number("dimension", integer=True, low=1, high=8192)
-    pooling = _text(t, "pooling") or "mean"
-    if pooling not in EMBEDDING_POOLINGS:
-        t.fail(f"must be one of {', '.join(EMBEDDING_POOLINGS)}", "pooling")
-    prefixes = {k: t.get(k, str, "") for k in ("query_prefix", "passage_prefix")}
-    for k, v in prefixes.items():
-        if len(v) > MAX_PREFIX_CHARS or not v.isprintable():
-            t.fail(f"must be printable text of at most {MAX_PREFIX_CHARS} characters", k)
     keys = ("model", "revision", "path", "model_path", "threads", *ENCODER_KEYS)
     return EmbeddingsSettings(
         model=_text(t, "model"),
@@ -285,11 +299,7 @@ def _embeddings(top: Table) -> EmbeddingsSettings:
         # `model_path` is the older spelling of `path`; `path` wins when both are set
         path=_text(t, "path") or _text(t, "model_path"),
         threads=None if threads is None else int(threads),
-        pooling=pooling,
-        query_prefix=prefixes["query_prefix"],
-        passage_prefix=prefixes["passage_prefix"],
-        max_tokens=128 if max_tokens is None else int(max_tokens),
-        dimension=None if dimension is None else int(dimension),
+        **encoder_values(t),  # unset keys keep the dataclass's defaults
         extra=_known(table, keys),
         given=frozenset(k for k in keys if k in table),
     )

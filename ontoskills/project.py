@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import limits, tomlio
+from .config import ENCODER_KEYS, encoder_values
 from .errors import ConfigError, UnsafePathError, UsageError
 from .manifest import Tier
 from .registries import RegistryConfig, RegistryKind, detect_kind, same_location
@@ -75,6 +76,9 @@ class ProjectEmbeddings:
     model: str | None = None
     revision: str | None = None
     path: Path | None = None  # absolute (written relative to the manifest)
+    # the encoder settings the manifest sets (config.ENCODER_KEYS: pooling, prefixes,
+    # max_tokens, dimension), over config.toml's for this project's tree; unset: absent
+    encoder: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,13 @@ class _Reader:
         where = f"{section}.{key}" if section and key else (section or key or "")
         return Table(data, source, ConfigError, path=where, hint=f"fix {self.path}")
 
+    def at(self, data: dict[str, Any], section: str, key: str) -> Table:
+        """The table `section` for reading its value `key`: its errors name the key's line
+        and `section.key` once (a `table(data, section, key)` would say `section.key.key`)."""
+        line = _line_of(self.text, section, key)
+        source = f"{self.path}:{line}" if line else str(self.path)
+        return Table(data, source, ConfigError, path=section, hint=f"fix {self.path}")
+
     def known(
         self, data: dict[str, Any], section: str, keys: tuple[str, ...], entry: Table | None = None
     ) -> None:
@@ -266,27 +277,31 @@ def _registries(r: _Reader, regs: dict[str, Any]) -> tuple[RegistryConfig, ...]:
 
 
 def _embeddings(r: _Reader, raw: dict[str, Any]) -> ProjectEmbeddings:
-    r.known(raw, "embeddings", EMBEDDINGS_KEYS)
-    get = lambda key, kind: r.table(raw, "embeddings", key).get(key, kind)  # noqa: E731
+    r.known(raw, "embeddings", (*EMBEDDINGS_KEYS, *ENCODER_KEYS))
+    get = lambda key, kind: r.at(raw, "embeddings", key).get(key, kind)  # noqa: E731
     path = get("path", str)
+    encoder: dict[str, Any] = {}
+    for key in ENCODER_KEYS:  # config.toml's validator, one key at a time to name its line
+        encoder.update(encoder_values(r.at(raw, "embeddings", key), (key,)))
     return ProjectEmbeddings(
         enabled=bool(get("enabled", bool)) or path is not None,
         model=get("model", str),
         revision=get("revision", str),
         path=None if not path else Path(os.path.normpath(r.path.parent / path)),
+        encoder=encoder,
     )
 
 
 def _policy(r: _Reader, raw: dict[str, Any]) -> Policy:
     r.known(raw, "policy", POLICY_KEYS)
-    trust = r.table(raw, "policy", "min_trust").choice("min_trust", Tier)
+    trust = r.at(raw, "policy", "min_trust").choice("min_trust", Tier)
     allowed = None
     if "allowed_registries" in raw:
-        t = r.table(raw, "policy", "allowed_registries")
+        t = r.at(raw, "policy", "allowed_registries")
         allowed = tuple(t.list_of("allowed_registries", str))
     return Policy(
         min_trust=None if trust is None else str(trust),
-        require_signed=bool(r.table(raw, "policy", "require_signed").get("require_signed", bool)),
+        require_signed=bool(r.at(raw, "policy", "require_signed").get("require_signed", bool)),
         allowed_registries=allowed,
     )
 

@@ -37,6 +37,8 @@ TEMPLATE = """\
 # [embeddings]         # intent vectors + the ONNX encoder for every dependency
 # enabled = true
 # path = "models/minilm"   # a local encoder folder, relative to this file
+# pooling = "mean"         # and the encoder settings of config.toml: pooling,
+#                          # query_prefix, passage_prefix, max_tokens, dimension
 
 # [policy]             # enforced by add, sync, install, ci, update and serve (exit 4)
 # min_trust = "verified"

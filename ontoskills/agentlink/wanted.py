@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.skilldir import SKILL_MD, valid_name
+from ..catalog.verify import changed_warning
 from ..errors import OntoskillsError
 from ..manifest import tier_rank
 from ..server import authormd
@@ -59,6 +60,9 @@ class Catalog:
         self.fs = SkillFS(service, None)
         self.warnings: list[str] = []
         self.skills: dict[str, Wanted] = {}
+        # files verification refused (an installed SKILL.md edited in the home): said once
+        # per run, naming the file and the fix, not dropped without a word
+        self.warnings += [changed_warning(p) for p in dict.fromkeys(service.problems)]
         self._collect()
 
     def _collect(self) -> None:

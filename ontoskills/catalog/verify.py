@@ -51,6 +51,21 @@ class Verification:
         self.problems.append(f"{package_id}/{path}: {why}")
 
 
+def changed_warning(problem: str) -> str:
+    """A verification `problem` worded for a user who may have edited the file on purpose:
+    what is served instead, and the fix. An edited SKILL.md is the likely one (it is the
+    file people open), and its skill is still served, from SKILL.md generated from the
+    Turtle: without this line the edit would vanish from the agent's view without a word."""
+    if "/SKILL.md: " in problem:
+        instead = "its skill is served with a SKILL.md generated from its Turtle, not the edit"
+    else:
+        instead = "not served"
+    return (
+        f"{problem}; {instead}: `ontoskills doctor` lists the changed files, "
+        "`ontoskills ci` restores the locked bytes"
+    )
+
+
 def _load_stats(path: Path) -> dict[str, list[object]]:
     try:
         data = jsonio.loads(path.read_bytes(), source=str(path), max_bytes=64 * 1024 * 1024)

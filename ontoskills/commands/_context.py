@@ -111,7 +111,8 @@ class AppContext:
         """config.toml with the project's registries in front: a manifest's registry wins
         over a configured one of the same name (the manifest is what a fresh clone has), and
         the configured ones (or the built-in OntoStore) stay reachable; the manifest's
-        `[embeddings]` model and revision over config.toml's."""
+        `[embeddings]` model, revision and encoder settings (pooling, prefixes, max_tokens,
+        dimension) over config.toml's: the project's vectors are made as its manifest says."""
         import dataclasses
 
         config, project = self.config, self.project
@@ -125,6 +126,7 @@ class AppContext:
             config.embeddings,
             model=emb.model or config.embeddings.model,
             revision=emb.revision or config.embeddings.revision,
+            **emb.encoder,
         )
         return dataclasses.replace(config, registries=[*ours, *theirs], embeddings=embeddings)
 

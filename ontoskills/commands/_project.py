@@ -135,6 +135,16 @@ def run_sync(
     assert project is not None
     target = project.here.path
     app.desired().check_registries()  # before the tree's lock creates anything (exit 2)
+    if (opts.locked or opts.frozen or clean) and not project.lockfile.exists():
+        # each installs the lock as written: with none there is nothing to install, and an
+        # empty lock written here would read as "this project needs nothing" (cargo, uv)
+        from ..errors import LockMissingError
+
+        how = "ci" if clean else "--locked" if opts.locked else "--frozen"
+        raise LockMissingError(
+            f"no lock at {project.lockfile}; `{how}` installs the lock as written",
+            hint="run `ontoskills sync` to write it, and commit it",
+        )
 
     old: list[bytes] = []  # the manifest's bytes before the edit, once it is made
 

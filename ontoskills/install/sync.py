@@ -13,7 +13,7 @@ a refusal is exit 4 naming the rule and the package.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import ConfigError, LockOutdatedError, TrustError
@@ -170,6 +170,11 @@ def sync(
     verb = CI if clean else SYNC
     with mutation(session, verb, opts) as m:
         want = wanted()
+        if opts.with_embeddings and not want.with_embeddings:
+            # `install/add --with-embeddings` in a project: the vectors for every dependency,
+            # as `[embeddings] enabled` would give (the lock keeps them). Only for new ones, a
+            # locked package was kept without them and the flag did nothing, silently.
+            want = replace(want, with_embeddings=True)
         want.check_registries()
         if not opts.frozen:
             d = diff(m.lock, want)

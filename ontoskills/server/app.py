@@ -119,8 +119,10 @@ class ServiceHolder:
         try:
             self._service = await anyio.to_thread.run_sync(self._factory)
             self.loaded(self._service)
+            from ..catalog.verify import changed_warning  # the words link uses too
+
             for problem in self._service.problems:
-                log.warning("not served (failed verification): %s", problem)
+                log.warning("failed verification: %s", changed_warning(problem))
             log.info("serving %d installed skills", len(self._service.skills()))
         except OntoskillsError as exc:
             if first or exc.message != getattr(self._error, "message", None):

@@ -357,3 +357,23 @@ def test_a_run_killed_half_way_leaves_folders_that_are_still_its_own(
     assert out["unchanged"]  # the folder written before the failure proved to be ours
     cli("unlink", "--agent", "claude", check=True)
     assert list(skills.iterdir()) == []
+
+
+def test_an_edited_skill_md_is_a_warning_naming_it_and_the_fix(
+    cli: CliRunner, home: Path, project: Path
+) -> None:
+    # the old code linked the generated SKILL.md instead without a word: the edit vanished
+    installed = home / "ontologies" / "author" / "team" / "authored" / "lint" / "SKILL.md"
+    installed.write_bytes(AUTHOR_MD.replace(b"Run it.", b"Run it twice."))
+    proc = cli("link", "--agent", "claude", check=True)
+    lines = [ln for ln in proc.stderr.splitlines() if "team/authored/lint/SKILL.md" in ln]
+    assert len(lines) == 1, proc.stderr  # once, not once per read
+    assert "modified since install" in lines[0] and "generated from its Turtle" in lines[0]
+    assert "`ontoskills doctor`" in lines[0] and "`ontoskills ci`" in lines[0]
+    assert b"twice" not in (project / ".claude/skills/lint/SKILL.md").read_bytes()
+    # `ci` is the fix the warning names: the authors' bytes are back, and linked again
+    cli("ci", check=True)
+    assert installed.read_bytes() == AUTHOR_MD
+    again = cli("link", "--agent", "claude", check=True)
+    assert "SKILL.md" not in again.stderr, again.stderr
+    assert (project / ".claude/skills/lint/SKILL.md").read_bytes() == AUTHOR_MD
