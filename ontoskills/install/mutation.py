@@ -238,7 +238,8 @@ class Mutation:
 
     def restore(self, package_ids: list[str] | None = None, *, reinstall_all: bool = False) -> None:
         """Put locked packages (all, or `package_ids`) back exactly as locked: those whose
-        tree drifted, or every one (`ci`). Nothing is resolved."""
+        tree is damaged (a file missing; an edited one only with --force, as `update` keeps
+        it), or every one (`ci`, whose contract is a wiped tree). Nothing is resolved."""
         session, lock = self.session, self.lock
         if not lock.packages:
             raise UsageError(
@@ -256,9 +257,14 @@ class Mutation:
         for pid in wanted:
             pkg = lock.packages[pid]
             check_min_trust(pid, pkg.trust_tier, self.opts.min_trust)
-            if not reinstall_all and package_drift(session.home, pkg).clean:
-                self.report.changes.append(Change.of("unchanged", pkg))
-                continue
+            if not reinstall_all:  # the lock's own content: decide.py's "same content" rows
+                decision = decide(pkg, pkg, package_drift(session.home, pkg), self.opts)
+                if decision.warning:  # edited by the user: kept unless --force (as update)
+                    session.reporter.warn(decision.warning)
+                if decision.action != "reinstalled":
+                    if decision.action == "unchanged":
+                        self.report.changes.append(Change.of("unchanged", pkg))
+                    continue
             if pkg.registry not in lock.registries:
                 raise UsageError(
                     f"{session.lockfile_path}: {pid} names unknown registry {pkg.registry!r}"
