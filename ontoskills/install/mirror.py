@@ -43,13 +43,14 @@ from ..manifest import IndexEntry
 from ..ownership import Keep, check_target, foreign_entry, listed_files
 from ..registries import RegistryConfig
 from ..sources import BaseSource, local_location
+from ..sources.mirrorlist import MIRROR_STATE
 from ..sources.sparse import CONFIG as SPARSE_CONFIG
 from ..sources.sparse import MAX_ENTRY_BYTES, entry_path
 from .mirrorfiles import MirrorWriter, Wanted, metadata_files, model_files
 from .resolve import PackagePlan, plan_from_lock, resolve
 from .session import Session
 
-STATE = "mirror.json"  # what the mirror holds: packages, their index entries, file hashes
+STATE = MIRROR_STATE  # what the mirror holds: packages, index entries, file hashes, listing
 MIRROR_FORMAT = 1
 
 
@@ -246,6 +247,10 @@ def _mirror_into(
             "entry": _entry_json(entry),
             "version": plan.version,
             "files": hashes,
+            # the listing an HTTP client reads (sources/mirrorlist.py): static HTTP cannot
+            # list folders, and a package.json without `files` names only its modules
+            "sizes": {w.path: (folder / w.path).stat().st_size for w in wanted},
+            "executable": sorted(w.path for w in wanted if w.executable),
         }
         done.append(MirroredPackage(plan.package_id, plan.version, len(wanted)))
     _write_index(session, src, writer, packages, signed, notes, reg)

@@ -48,12 +48,15 @@ from ._retry import (
     status_text,
     transport_text,
 )
-from .base import BaseSource, SourceOptions, not_a_registry
+from .base import BaseSource, RemoteFile, SourceOptions, not_a_registry
+from .mirrorlist import MAX_BYTES as MIRROR_MAX_BYTES
+from .mirrorlist import MIRROR_STATE, package_files, parse_listing
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
 MIN_RATE = 1024  # bytes/s averaged over a transfer, enforced after 2x the read timeout
 _REDIRECTS = (301, 302, 303, 307, 308)
+_UNREAD = object()
 
 
 class _Retryable(Exception):
@@ -105,6 +108,7 @@ class HttpSource(BaseSource):
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
         self._closed = threading.Event()
+        self._mirror_listing: object = _UNREAD  # mirrorlist.parse_listing's, read once
 
     # plumbing ---------------------------------------------------------------------
     @property
@@ -434,8 +438,17 @@ class HttpSource(BaseSource):
 
         return self._get(relpath, self._conditional(cached), consume)
 
-    # list_package: None (BaseSource): static HTTP cannot list folders, the manifest (+ its
-    # `files`) is all we know
+    def list_package(self, package_root: str) -> list[RemoteFile] | None:
+        """Static HTTP cannot list folders: the manifest (+ its `files`) is all we know,
+        unless the site is a mirror, whose mirror.json lists every file (mirrorlist.py)."""
+        if self._mirror_listing is _UNREAD:
+            try:  # most sites are no mirror: a 404, an HTML fallback page, offline uncached
+                data = self.probe(MIRROR_STATE, max_bytes=MIRROR_MAX_BYTES)
+            except OntoskillsError:
+                data = None
+            self._mirror_listing = None if data is None else parse_listing(data, MIRROR_STATE)
+        listing = self._mirror_listing
+        return None if not isinstance(listing, dict) else package_files(listing, package_root)
 
     def close(self) -> None:
         self._closed.set()  # stop in-flight downloads at their next chunk

@@ -357,3 +357,41 @@ def test_refuses_the_home_the_project_and_what_contains_them(
         )  # fmt: skip
         assert proc.returncode == 2, (bad, proc.stderr)
         assert files(project) == before, bad
+
+
+def test_http_mirror_lists_every_file_a_plain_site_cannot(
+    cli_inproc: CliRunner, origin: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Static HTTP cannot list folders: from a plain site a package.json without `files`
+    installs only its modules (a warning says so); from a mirror, mirror.json lists every
+    file, so the tree equals the one installed from the origin folder, exec bits included.
+    A mirror.json with an unsafe path is ignored whole (back to the warning), never used."""
+    cli = cli_inproc
+    cli("--registry", str(origin), "install", "acme/devtools", check=True)
+    want = tree(Path(env["ONTOSKILLS_HOME"]))
+    assert "acme/devtools/debugging/scripts/run.sh" in want
+    mirror = tmp_path / "mirror"
+    cli("--registry", str(origin), "mirror", "acme/devtools", "--to", str(mirror), check=True)
+
+    with FaultServer(origin) as plain:  # the control: a plain static site of the origin
+        home = tmp_path / "plain"
+        proc = cli("--home", str(home), "--registry", plain.url, "install", "acme/devtools")
+        assert proc.returncode == 0 and "cannot list folders" in proc.stderr
+        assert "acme/devtools/debugging/scripts/run.sh" not in tree(home)
+
+    origin.rename(tmp_path / "gone")
+    with FaultServer(mirror) as srv:
+        home = tmp_path / "mirrored"
+        proc = cli("--home", str(home), "--registry", srv.url, "install", "acme/devtools")
+        assert proc.returncode == 0 and "cannot list folders" not in proc.stderr, proc.stderr
+        assert tree(home) == want
+
+    state = json.loads((mirror / "mirror.json").read_bytes())
+    (rec,) = state["packages"].values()
+    rec["sizes"]["../../outside.sh"] = 3
+    (mirror / "mirror.json").write_text(json.dumps(state))
+    with FaultServer(mirror) as srv:
+        home = tmp_path / "hostile"
+        proc = cli("--home", str(home), "--registry", srv.url, "install", "acme/devtools")
+        assert proc.returncode == 0 and "cannot list folders" in proc.stderr
+        assert not list(tmp_path.rglob("outside.sh"))
