@@ -43,6 +43,7 @@ MAX_QUERY_WORDS = 24  # a 10,000-word query costs what its first 24 content word
 MAX_TEXT = 4096  # characters of a query read for its words (a 4 MiB query: its start)
 MIN_LEN = 3  # shorter words ("js", "ui") are ids and acronyms: their vectors are noise
 MAX_LEN = 24
+MAX_SEEN = 8192  # query-word vectors remembered (x 384 floats: ~12 MB at most)
 CHUNK_ROWS = 1024  # rows per matrix product (semantic.py: keeps BLAS single-threaded)
 WORDS_DIR = "word-vectors"  # under state/derived/
 Encode = Callable[[Sequence[str]], np.ndarray]
@@ -91,6 +92,7 @@ class WordVectors:
         self.stems = [stem(w) for w in vocab]
         self.row = {w: i for i, w in enumerate(vocab)}
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        self._seen: dict[str, np.ndarray] = {}  # query words outside the vocabulary
 
     @classmethod
     def load(cls, folder: Path, identity: str, vocab: list[str], encode: Encode) -> WordVectors:
@@ -115,11 +117,16 @@ class WordVectors:
         return cls(vocab, matrix)
 
     def vectors(self, query_words: list[str], encode: Encode) -> np.ndarray:
-        """Vectors of the query's words: the cached row when the word is in the vocabulary."""
-        todo = [w for w in query_words if w not in self.row]
-        fresh = dict(zip(todo, encode(todo), strict=True)) if todo else {}
+        """Vectors of the query's words: the vocabulary's row, else one encode of the words
+        not seen before (remembered: an agent's queries repeat their words)."""
+        seen = self._seen
+        todo = [w for w in query_words if w not in self.row and w not in seen]
+        if todo:
+            if len(seen) + len(todo) > MAX_SEEN:
+                seen.clear()  # a bound, not an LRU: refilled by the next queries
+            seen.update(zip(todo, np.asarray(encode(todo), dtype=np.float32), strict=True))
         return np.stack(
-            [self.matrix[self.row[w]] if w in self.row else fresh[w] for w in query_words]
+            [self.matrix[self.row[w]] if w in self.row else seen[w] for w in query_words]
         ).astype(np.float32)
 
     def neighbours(self, text: str, encode: Encode) -> dict[str, float]:
@@ -130,22 +137,27 @@ class WordVectors:
             return {}
         own = {stem(w) for w in qwords}
         q = self.vectors(qwords, encode)
+        qt = np.ascontiguousarray(q.T)  # a transposed view as `out=` target's operand: 10x slower
         sims = np.empty((len(self.words), len(qwords)), dtype=np.float32)
         for start in range(0, len(self.words), CHUNK_ROWS):
             stop = start + CHUNK_ROWS
-            np.matmul(self.matrix[start:stop], q.T, out=sims[start:stop])
+            np.matmul(self.matrix[start:stop], qt, out=sims[start:stop])
         out: dict[str, float] = {}
+        take = min(len(self.words), PER_WORD + len(own))  # enough after the own stems drop
+        best = np.argpartition(-sims, take - 1, axis=0)[:take] if take < len(sims) else None
         for col in range(len(qwords)):
-            near = np.flatnonzero(sims[:, col] >= FLOOR)
+            rows = best[:, col] if best is not None else np.arange(len(sims))
+            rows = rows[np.argsort(-sims[rows, col], kind="stable")]
             kept = 0
-            for r in near[np.argsort(-sims[near, col], kind="stable")].tolist():
+            for r in rows.tolist():
+                sim = float(sims[r, col])
+                if sim < FLOOR or kept == PER_WORD:
+                    break
                 term = self.stems[r]
                 if term in own:
                     continue
-                out[term] = max(out.get(term, 0.0), ALPHA * float(sims[r, col]))
+                out[term] = max(out.get(term, 0.0), ALPHA * sim)
                 kept += 1
-                if kept == PER_WORD:
-                    break
         return out
 
 
