@@ -258,6 +258,13 @@ class SkillService:
             installed=state.ranker.n_enabled,
         )
 
+    def warm(self) -> None:
+        """Have the vocabulary's word vectors ready (encoded once per model and vocabulary:
+        seconds for the full registry), so the first hybrid search does not pay for them."""
+        view = self.catalog.view
+        if _semantic_ok(view):
+            self._neighbours(view, "")
+
     def _neighbours(self, view: View[_State], text: str) -> dict[str, float]:
         """Soft term matching: the vocabulary's vectors are loaded (or encoded, once per
         model and vocabulary) on the first hybrid search of a view."""

@@ -5,6 +5,7 @@ only, the cache follows the model and the vocabulary, and hostile queries stay b
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from collections.abc import Sequence
@@ -14,10 +15,14 @@ import numpy as np
 import pytest
 
 from ontoskills.embeddings.encoder import Encoder
+from ontoskills.paths import Home
 from ontoskills.search import expand
 from ontoskills.search.bm25 import BM25Index
 from ontoskills.search.expand import WordVectors, expanded_scores, vocabulary
 from ontoskills.search.tokenize import stem, tokenize
+from tests.conftest import CliRunner, shared_path
+from tests.helpers.registry import PackageSpec, SkillSpec, build_registry
+from tests.helpers.skills import service
 from tests.helpers.tinymodel import build_tiny_model
 
 CATALOG = [  # (name, description): words the tiny model's tokenizer knows
@@ -153,3 +158,32 @@ def test_no_vocabulary_no_neighbours(encoder: Encoder, tmp_path: Path) -> None:
     empty = WordVectors.load(tmp_path, "m", [], encoder.encode)
     assert empty.neighbours("debug failing tests", encoder.encode) == {}
     assert sys.getsizeof(empty.matrix) < 4096
+
+
+def test_install_with_a_model_encodes_the_vocabulary_once(
+    cli_inproc: CliRunner, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The real encoder (skips without ../shared): `install` leaves the word vectors ready
+    (commands/_mutation.warm_search_index), and hybrid searches read them, never re-encode."""
+    skills = [
+        SkillSpec(
+            "debugging", intents=("debug failing tests", "find the root cause"), vectors=False
+        ),
+        SkillSpec("planning", intents=("write an implementation plan",), vectors=False),
+    ]
+    registry = build_registry(tmp_path / "reg", [PackageSpec(id="acme/devtools", skills=skills)])
+    model = shared_path("models", "model.onnx").parent
+    cli_inproc(
+        "--registry", str(registry), "install", "acme/devtools", "--model", str(model), check=True
+    )
+    home = Home.resolve(env["ONTOSKILLS_HOME"])
+    folder = home.derived_dir / expand.WORDS_DIR
+    files = sorted(folder.iterdir())
+    assert [f.suffix for f in files] == [".json", ".npy"]
+    vocab = json.loads(files[0].read_text())
+    assert "debug" in vocab or "debugging" in vocab
+    stamp = [f.stat().st_mtime_ns for f in files]
+    svc = service(env)
+    resp = svc.search("repair the fault in my unit checks", mode="hybrid")
+    assert resp.results and svc.state.words is not None
+    assert [f.stat().st_mtime_ns for f in sorted(folder.iterdir())] == stamp
