@@ -90,6 +90,8 @@ def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
         from ..search.service import SkillService  # numpy, pyoxigraph: only on this path
 
         rep.stage("indexing the installed skills for search")
-        SkillService(app.home, app.lockfile, app.config).refresh()
+        service = SkillService(app.home, app.lockfile, app.config)
+        service.refresh()
+        service.warm()  # and the vocabulary's word vectors (search/expand.py)
     except OntoskillsError as exc:
         rep.warn(f"search index not built now ({exc.message}); the first search builds it")

@@ -22,8 +22,7 @@ from ..fsutil import atomic_write_bytes
 from ..lockfile import LockedModel, Lockfile
 from ..paths import Home
 from ..progress import NullReporter, Reporter
-from .encoder import Encoder
-from .model import MODEL_FILES, acquire, encoder_for
+from .model import MODEL_FILES, acquire, configured_encoder, encoder_for
 from .place import link_or_copy
 from .sync import derive_package, fingerprint
 from .vectors import INTENTS_FILE, ModuleInfo, read_modules
@@ -93,7 +92,7 @@ def export_tree(
     for name in MODEL_FILES:
         link_or_copy(src[name], out / name, link=False)
     result.model = record
-    encoder = Encoder(out / "model.onnx", out / "tokenizer.json", model_name=record.model)
+    encoder = configured_encoder(out, config.embeddings, model_name=record.model)
 
     reporter.stage("reading modules")
     modules = [m for m in read_modules(root) if m.intents]

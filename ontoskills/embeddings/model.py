@@ -257,21 +257,53 @@ def load_encoder(home: Home, config: Config) -> Encoder | None:
     for folder in model_folders(home, config):
         paths = {name: folder / name for name in MODEL_FILES}
         if all(p.is_file() for p in paths.values()):
-            model_name = config.embeddings.model or DEFAULT_MODEL
-            e = config.embeddings
-            return Encoder(
-                paths["model.onnx"],
-                paths["tokenizer.json"],
-                model_name=model_name,
-                threads=config.embeddings.threads,
+            return configured_encoder(
+                folder,
+                config.embeddings,
+                model_name=config.embeddings.model or DEFAULT_MODEL,
                 optimized_dir=home.derived_dir / "encoder",
-                pooling=e.pooling,
-                query_prefix=e.query_prefix,
-                passage_prefix=e.passage_prefix,
-                max_length=e.max_tokens,
-                dimension=e.dimension,
             )
     return None
+
+
+def configured_encoder(
+    folder: Path,
+    settings: EmbeddingsSettings,
+    *,
+    model_name: str,
+    optimized_dir: Path | None = None,
+) -> Encoder:
+    """The one place an Encoder gets `[embeddings]`' settings (pooling, prefixes, tokens,
+    dimension): search, derived vectors and `export-embeddings` all encode through it, so no
+    path writes vectors of a space the configured search does not read."""
+    return Encoder(
+        folder / "model.onnx",
+        folder / "tokenizer.json",
+        model_name=model_name,
+        threads=settings.threads,
+        optimized_dir=optimized_dir,
+        pooling=settings.pooling,
+        query_prefix=settings.query_prefix,
+        passage_prefix=settings.passage_prefix,
+        max_length=settings.max_tokens,
+        dimension=settings.dimension,
+    )
+
+
+def _has_settings(encoder: Encoder, settings: EmbeddingsSettings) -> bool:
+    return (
+        encoder.pooling,
+        encoder.query_prefix,
+        encoder.passage_prefix,
+        encoder.max_length,
+        encoder.expected_dimension,
+    ) == (
+        settings.pooling,
+        settings.query_prefix,
+        settings.passage_prefix,
+        settings.max_tokens,
+        settings.dimension,
+    )
 
 
 def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encoder:
@@ -279,6 +311,9 @@ def encoder_for(home: Home, config: Config, record: LockedModel | None) -> Encod
     if (
         record is not None
         and _key(record) in _ENCODERS
+        # the session acquire() loaded has the default settings: reuse it only if those are
+        # the configured ones, else `export-embeddings` would derive vectors of another space
+        and _has_settings(_ENCODERS[_key(record)], config.embeddings)
         and not verify_model(home, record, fast=True)
     ):
         return _ENCODERS[_key(record)]
