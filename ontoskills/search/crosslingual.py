@@ -155,15 +155,13 @@ def detect(text: str, vocabulary: Container[str]) -> str | None:
     # "com") stays English.
     gloss = glossary()
     known = {lang: 0 for lang in LATIN}
-    unknown = 0
     for w in ws:
-        if stem(fold(w)) in vocabulary:
+        if w in _ANY_FUNCTION or stem(fold(w)) in vocabulary:
             continue
-        unknown += 1
         for lang in LATIN:
             known[lang] += (fstem(lang, w),) in gloss.latin[lang]
     english = sum(w in STOP_WORDS for w in ws)
-    foreign = sum(w in _ANY_FUNCTION for w in ws)
+    foreign = len(_ANY_FUNCTION.intersection(ws))  # distinct: "la la land" is one
     if not any(known.values()) and (foreign < 2 or english):
         return None
     if english > foreign:
