@@ -40,6 +40,10 @@ LATIN = ("es", "de", "fr", "pt")
 _SNOWBALL = {"es": "spanish", "de": "german", "fr": "french", "pt": "portuguese"}
 MAX_FORM_WORDS = 4  # a longer Latin form is refused by the reader (matching looks this far)
 MAX_CJK_FORM = 12  # likewise in characters for ja / zh forms
+# What is translated of a long query (the encoder reads 128 tokens; BM25 gains little from
+# a pasted log's tail): bounds the work of hostile input, ~10 ms at worst.
+MAX_WORDS = 160
+MAX_CJK_CHARS = 600
 _WORD_RE = re.compile(r"[^\W_]+")
 _KANA_RE = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -73,7 +77,8 @@ _ANY_FUNCTION = frozenset().union(*FUNCTION_WORDS.values())
 class Glossary:
     """Read from glossary.tsv by `parse` (the one reader)."""
 
-    latin: dict[str, dict[tuple[str, ...], str]] = field(default_factory=dict)  # lang -> stems
+    # lang -> (the form's words, English); stemmed per language on first use (`table`)
+    latin: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
     cjk: dict[str, dict[str, str]] = field(default_factory=dict)  # lang -> form -> English
     size: int = 0  # English rows
 
@@ -104,7 +109,7 @@ def _words(text: str) -> list[str]:
 def parse(text: str) -> tuple[Glossary, list[str]]:
     """The glossary and its malformed lines (a test asserts there are none; at run time a
     bad line is skipped, so an edit mistake never fails a user's search)."""
-    latin: dict[str, dict[tuple[str, ...], str]] = {lang: {} for lang in LATIN}
+    latin: dict[str, list[tuple[tuple[str, ...], str]]] = {lang: [] for lang in LATIN}
     cjk: dict[str, dict[str, str]] = {"ja": {}, "zh": {}}
     problems: list[str] = []
     rows = 0
@@ -127,11 +132,11 @@ def parse(text: str) -> tuple[Glossary, list[str]]:
                     else:
                         cjk[lang].setdefault(unicodedata.normalize("NFKC", form).lower(), english)
                     continue
-                key = tuple(fstem(lang, w) for w in _words(form))
-                if not key or len(key) > MAX_FORM_WORDS:
+                ws = tuple(_words(form))
+                if not ws or len(ws) > MAX_FORM_WORDS:
                     problems.append(f"line {n}: {lang} form {form!r} has no or too many words")
                     continue
-                latin[lang].setdefault(key, english)  # the first row wins a shared stem
+                latin[lang].append((ws, english))
     return Glossary(latin, cjk, rows), problems
 
 
@@ -139,6 +144,17 @@ def parse(text: str) -> tuple[Glossary, list[str]]:
 def glossary() -> Glossary:
     text = resources.files(__package__).joinpath("data/glossary.tsv").read_text("utf-8")
     return parse(text)[0]
+
+
+@functools.cache
+def table(lang: str) -> dict[tuple[str, ...], str]:
+    """One Latin-script language's forms by stems. Built on first use: pure-Python Snowball
+    costs ~0.1 ms a word, so all four at once would add ~0.3 s to the first foreign query,
+    and an English-only process never builds any."""
+    out: dict[tuple[str, ...], str] = {}
+    for ws, english in glossary().latin[lang]:
+        out.setdefault(tuple(fstem(lang, w) for w in ws), english)  # the first row wins
+    return out
 
 
 def detect(text: str, vocabulary: Container[str]) -> str | None:
@@ -153,15 +169,12 @@ def detect(text: str, vocabulary: Container[str]) -> str | None:
     # Foreign content: words the catalog does not have (English words it mostly has) that
     # a glossary knows, or two function words and no English one; so "modal.com A100" (pt
     # "com") stays English.
-    gloss = glossary()
-    known = {lang: 0 for lang in LATIN}
-    for w in ws:
-        if w in _ANY_FUNCTION or stem(fold(w)) in vocabulary:
-            continue
-        for lang in LATIN:
-            known[lang] += (fstem(lang, w),) in gloss.latin[lang]
+    strangers = [w for w in ws if w not in _ANY_FUNCTION and stem(fold(w)) not in vocabulary]
     english = sum(w in STOP_WORDS for w in ws)
     foreign = len(_ANY_FUNCTION.intersection(ws))  # distinct: "la la land" is one
+    if not strangers and (foreign < 2 or english):
+        return None  # decided before any glossary is read
+    known = {lang: sum((fstem(lang, w),) in table(lang) for w in strangers) for lang in LATIN}
     if not any(known.values()) and (foreign < 2 or english):
         return None
     if english > foreign:
@@ -193,8 +206,8 @@ def english(text: str, vocabulary: Container[str]) -> str:
     if lang is None:
         return text
     if lang in ("ja", "zh"):
-        return " ".join(_cjk(text, lang)) or text
-    return " ".join(_latin(_words(text), lang, vocabulary)) or text
+        return " ".join(_cjk(text[:MAX_CJK_CHARS], lang)) or text
+    return " ".join(_latin(_words(text)[:MAX_WORDS], lang, vocabulary)) or text
 
 
 def _cjk(text: str, lang: str) -> list[str]:
@@ -222,12 +235,11 @@ def _cjk(text: str, lang: str) -> list[str]:
 
 
 def _latin(ws: list[str], lang: str, vocabulary: Container[str]) -> list[str]:
-    gloss = glossary()
     order = [lang, *(other for other in LATIN if other != lang)]
     out: list[str] = []
     i = 0
     while i < len(ws):
-        found = _match(ws, i, order, gloss)
+        found = _match(ws, i, order)
         if found is not None:
             out.append(found[0])
             i += found[1]
@@ -236,27 +248,28 @@ def _latin(ws: list[str], lang: str, vocabulary: Container[str]) -> list[str]:
         i += 1
         if w in FUNCTION_WORDS[lang] or w in STOP_WORDS:
             continue
-        out.extend(_unmatched(w, lang, vocabulary, gloss))
+        out.extend(_unmatched(w, lang, vocabulary))
     return out
 
 
-def _match(ws: list[str], i: int, order: list[str], gloss: Glossary) -> tuple[str, int] | None:
+def _match(ws: list[str], i: int, order: list[str]) -> tuple[str, int] | None:
     """The longest glossary form starting at ws[i], the query's language first."""
     for size in range(min(MAX_FORM_WORDS, len(ws) - i), 0, -1):
         if size == 1 and ws[i] in FUNCTION_WORDS[order[0]]:
             return None  # "entre", "para": never a content word on their own
         for lang in order:
             key = tuple(fstem(lang, w) for w in ws[i : i + size])
-            if key in gloss.latin[lang]:
-                return gloss.latin[lang][key], size
+            found = table(lang).get(key)
+            if found is not None:
+                return found, size
     return None
 
 
-def _unmatched(w: str, lang: str, vocabulary: Container[str], gloss: Glossary) -> list[str]:
+def _unmatched(w: str, lang: str, vocabulary: Container[str]) -> list[str]:
     """A word the glossary lacks: a German compound of glossary words, a cognate of a
     catalog word, else the word itself (a name, a loanword, or honest unknown evidence)."""
     if lang == "de" and len(w) >= 8:
-        parts = _compound(w, gloss.latin["de"])
+        parts = _compound(w, table("de"))
         if parts:
             return parts
     cognate = _cognate(fold(w), vocabulary)
