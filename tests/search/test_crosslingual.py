@@ -180,7 +180,7 @@ def test_english_rankings_are_byte_identical_with_the_stage_on(
 @pytest.mark.parametrize(
     ("q", "want"),
     [
-        ("depurar las pruebas que fallan y encontrar la causa raíz", "acme/devtools/debugging"),
+        ("depurar las pruebas que fallan", "acme/devtools/debugging"),
         ("einen Implementierungsplan schreiben", "acme/devtools/planning"),
         ("extraire les images clés d'une vidéo", "acme/devtools/video-frames"),
         ("テストをデバッグする", "acme/devtools/debugging"),
