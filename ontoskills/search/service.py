@@ -25,7 +25,7 @@ from ..manifest import Tier, tier_rank
 from ..paths import Home
 from ..progress import Reporter
 from ..query import clean, scored, split_ref
-from . import MAX_TOP_K
+from . import MAX_TOP_K, crosslingual
 from .answer import (
     DisabledMatch,
     SearchResponse,
@@ -237,6 +237,9 @@ class SkillService:
         off_idx = _disabled_idx(state, text) if lookup_idx is None else None
         if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
             off_idx = None
+        # Issue 26: a query in another language is searched as its English rendering
+        # (crosslingual.py); English comes back unchanged. Names were resolved above.
+        text = crosslingual.english(text, state.ranker.bm25.terms)
         qvec: np.ndarray | None = None
         if used in (SearchMode.SEMANTIC, SearchMode.HYBRID):
             encoder = view.encoder.get()
