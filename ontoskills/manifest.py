@@ -1,4 +1,4 @@
-"""Typed models of the registry formats: index.json, package.json and intents.json.
+"""Typed models of the registry formats: index.json and package.json (intents.json: intents.py).
 
 Parsing validates shape, names and paths and tolerates the real OntoStore's historical
 variants (see ../shared/ontostore/QUIRKS.md and docs/FORMATS.md):
@@ -20,6 +20,12 @@ from urllib.parse import urljoin, urlsplit
 from . import jsonio, limits
 from .choices import Choice
 from .errors import FormatError, LimitExceededError, UnsafePathError
+
+# intents.json has its own module (intents.py); embeddings/ (edited in another branch this
+# round) still imports its reader from here: drop these names once it imports intents.py.
+from .intents import IntentsFile as IntentsFile
+from .intents import IntentVector as IntentVector
+from .intents import parse_intents as parse_intents
 from .safety import (
     check_name,
     check_relpath,
@@ -342,63 +348,3 @@ def parse_manifest(data: bytes, *, source: str, expected_id: str | None = None) 
             "(one is the folder of the other, or they differ only in case)"
         )
     return manifest
-
-
-# --------------------------------------------------------------------------- intents.json
-
-
-@dataclass(frozen=True)
-class IntentVector:
-    intent: str
-    embedding: tuple[float, ...]
-    skills: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class IntentsFile:
-    model: str
-    dimension: int
-    intents: tuple[IntentVector, ...]
-
-
-def parse_intents(data: bytes, *, source: str) -> IntentsFile:
-    """Bounded in vectors, dimension and total floats (limits.py), checked before any
-    vector is converted: a hostile file cannot make us build more than ~64 MB of floats."""
-    raw = jsonio.loads(
-        data, source=source, max_bytes=limits.MAX_INTENTS_BYTES, max_items=limits.MAX_INTENTS_ITEMS
-    )
-    obj = Table(raw, source, FormatError, null_is_absent=True)
-    model = obj.required("model", str)
-    dimension = obj.required("dimension", int)
-    if not 1 <= dimension <= limits.MAX_INTENT_DIMENSION:
-        raise LimitExceededError(
-            f"{source}: dimension {dimension} outside 1..{limits.MAX_INTENT_DIMENSION}"
-        )
-    items = obj.required("intents", list)
-    if len(items) > limits.MAX_INTENT_VECTORS:
-        raise LimitExceededError(
-            f"{source}: {len(items)} intent vectors, over the {limits.MAX_INTENT_VECTORS} limit"
-        )
-    if len(items) * dimension > limits.MAX_INTENT_FLOATS:
-        raise LimitExceededError(
-            f"{source}: {len(items)} x {dimension} floats, over the "
-            f"{limits.MAX_INTENT_FLOATS} limit"
-        )
-    out = []
-    for i, item in enumerate(items):
-        it = obj.child(item, f"intents[{i}]")
-        emb = it.required("embedding", list)
-        if len(emb) != dimension:
-            raise FormatError(
-                f"{it.where}: embedding has {len(emb)} values, dimension says {dimension}"
-            )
-        if not all(jsonio.is_finite_number(x) for x in emb):
-            raise FormatError(f"{it.where}: embedding must hold finite numbers")
-        out.append(
-            IntentVector(
-                intent=it.required("intent", str),
-                embedding=tuple(float(x) for x in emb),
-                skills=tuple(it.list_of("skills", str)),
-            )
-        )
-    return IntentsFile(model=model, dimension=dimension, intents=tuple(out))

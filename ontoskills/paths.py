@@ -28,23 +28,15 @@ from typing import BinaryIO
 
 import platformdirs
 
+from . import cachedir
 from .errors import UsageError
 from .filelink import Placed, hash_regular, place_file
-from .fsutil import CHUNK, atomic_write_bytes, check_path, guard_root, make_dirs, remove_file
-from .ownership import prune
+from .fsutil import CHUNK, check_path, guard_root, make_dirs, remove_file
 
 ENV_HOME = "ONTOSKILLS_HOME"
 ENV_CACHE = "ONTOSKILLS_CACHE_DIR"
 ENV_LOCKFILE = "ONTOSKILLS_LOCKFILE"
 LOCKFILE_NAME = "ontoskills.lock"
-# The Cache Directory Tagging Specification (https://bford.info/cachedir/): backup tools skip
-# a folder holding it, and `cache clean` knows the folder is one ontoskills created.
-CACHE_TAG = "CACHEDIR.TAG"
-_TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
-_TAG_BYTES = (
-    _TAG_SIGNATURE + b"\n# This file is a cache directory tag created by ontoskills.\n"
-    b"# For information about cache directory tags, see https://bford.info/cachedir/\n"
-)
 
 
 def expand_user(raw: str | os.PathLike[str]) -> Path:
@@ -297,46 +289,15 @@ class Cache:
         return os.fdopen(fd, "rb")
 
     def ensure_root(self) -> None:
-        """Create the cache folder tagged as ours; a folder that exists is left untagged
-        (ontoskills did not create it; `clean` judges it by its entries)."""
-        if os.path.isdir(self.root):
-            return
-        make_dirs(self.root.parent)
-        try:
-            os.mkdir(self.root)
-        except FileExistsError:
-            return
-        atomic_write_bytes(self.root / CACHE_TAG, _TAG_BYTES)
+        """Create the cache folder, tagged as ours (cachedir.py)."""
+        cachedir.ensure_root(self.root)
 
     def tagged(self) -> bool:
-        """Whether the cache folder holds the tag ontoskills wrote when it created it."""
-        tag = self.root / CACHE_TAG
-        try:
-            if not stat.S_ISREG(os.lstat(tag).st_mode):
-                return False
-            with open(tag, "rb") as fh:
-                return fh.read(len(_TAG_SIGNATURE)) == _TAG_SIGNATURE
-        except OSError:
-            return False
+        return cachedir.tagged(self.root)
 
     def clean(self) -> int:
-        """Delete what ontoskills cached (the MANAGED folders; the cache folder itself only
-        when it was ours alone) and return the bytes freed. A folder holding anything else
-        is ours only with our tag (then the rest is kept); without it (a folder the user
-        named, or a cache an older version made, which holds only MANAGED names) any other
-        entry means it is not a cache: refused, nothing deleted."""
-        tagged = self.tagged()
-        others = sorted(
-            e.name for e in os.scandir(self.root) if e.name not in (*self.MANAGED, CACHE_TAG)
-        )
-        if others and not tagged:
-            raise UsageError(
-                f"cache folder {self.root} holds {others[0]!r}, which ontoskills did not write",
-                hint="point ONTOSKILLS_CACHE_DIR at a folder of its own; nothing was deleted",
-            )
-        freed = sum(_size(self.root / name) for name in self.MANAGED)
-        prune(self.root, self.MANAGED, tagged=tagged, tag=CACHE_TAG)
-        return freed
+        """`cache clean`: the MANAGED names removed, bytes freed returned (cachedir.py)."""
+        return cachedir.clean(self.root, self.MANAGED)
 
     def _replace(self, path: Path, fill: Callable[[Path], object], *, fresh: bool = False) -> None:
         """`fill` writes a unique temp name in `tmp` (fresh: the name does not exist yet, for
@@ -373,20 +334,6 @@ class Cache:
     @property
     def tmp(self) -> Path:
         return self.root / "tmp"
-
-
-def _size(path: Path) -> int:
-    """Bytes deleting the regular files under path frees (links not followed): a blob that
-    homes hardlink (st_nlink > 1) lives on in them, so it frees nothing."""
-    if os.path.islink(path):
-        return 0
-    total = 0
-    for dirpath, _, names in os.walk(path):
-        for name in names:
-            with contextlib.suppress(OSError):
-                st = os.lstat(os.path.join(dirpath, name))
-                total += st.st_size if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 else 0
-    return total
 
 
 class _Mismatch(Exception):

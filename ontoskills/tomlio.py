@@ -16,8 +16,10 @@ error: `error` is the caller's class, so its exit code is the caller's (docs/CLI
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import tomlkit
@@ -107,6 +109,23 @@ def _text(data: bytes | str, max_bytes: int) -> str:
         raise _Refused(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
+@contextlib.contextmanager
+def _refusals(source: str, error: type[OntoskillsError], hint: str | None) -> Iterator[None]:
+    """Every way reading TOML fails, as the caller's `error` naming `source`: the bounds,
+    either parser's syntax error (tomlkit's ParseError is a ValueError), and whatever still
+    escapes a parser (RecursionError, MemoryError)."""
+    try:
+        yield
+    except _Refused as exc:
+        raise error(f"{source}: {exc}", hint=hint) from None
+    except (tomllib.TOMLDecodeError, tomlkit.exceptions.ParseError, ValueError) as exc:
+        raise error(f"{source}: invalid TOML ({exc})", hint=hint) from None
+    except RecursionError:
+        raise error(f"{source}: TOML nested too deeply to read", hint=hint) from None
+    except MemoryError:
+        raise error(f"{source}: too large to read", hint=hint) from None
+
+
 def loads(
     data: bytes | str,
     *,
@@ -118,20 +137,12 @@ def loads(
     max_string: int | None = None,
 ) -> dict[str, Any]:
     """The parsed document (tomllib), or `error("{source}: invalid TOML (...)", hint)`."""
-    try:
+    with _refusals(source, error, hint):
         text = _text(data, max_bytes)
         _check_brackets(text, max_depth)
         value = tomllib.loads(text)
         _check_tree(value, max_depth, max_string)
         return value
-    except _Refused as exc:
-        raise error(f"{source}: {exc}", hint=hint) from None
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        raise error(f"{source}: invalid TOML ({exc})", hint=hint) from None
-    except RecursionError:
-        raise error(f"{source}: TOML nested too deeply to read", hint=hint) from None
-    except MemoryError:
-        raise error(f"{source}: too large to read", hint=hint) from None
 
 
 def parse_document(
@@ -147,17 +158,9 @@ def parse_document(
     under the same bounds as `loads`; an empty one for None."""
     if data is None:
         return tomlkit.document()
-    try:
+    with _refusals(source, error, hint):
         text = _text(data, max_bytes)
         _check_brackets(text, max_depth)
         doc = tomlkit.parse(text)
         _check_tree(doc, max_depth, None)
         return doc
-    except _Refused as exc:
-        raise error(f"{source}: {exc}", hint=hint) from None
-    except (tomlkit.exceptions.ParseError, ValueError) as exc:
-        raise error(f"{source}: invalid TOML ({exc})", hint=hint) from None
-    except RecursionError:
-        raise error(f"{source}: TOML nested too deeply to read", hint=hint) from None
-    except MemoryError:
-        raise error(f"{source}: too large to read", hint=hint) from None

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from ontoskills.errors import FormatError, LimitExceededError, UnsafePathError
-from ontoskills.manifest import cap_tier, parse_index, parse_intents, parse_manifest
+from ontoskills.intents import parse_intents
+from ontoskills.manifest import cap_tier, parse_index, parse_manifest
 
 
 def _index(*entries: dict) -> bytes:

@@ -10,8 +10,8 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 
 from ..errors import OntoskillsError
+from ..intents import parse_intents
 from ..limits import MAX_INTENTS_PER_SKILL
-from ..manifest import parse_intents
 from ..paths import Home
 from ..skillheader import SkillHeader, read_skill_header
 from .model import CatalogData, SkillRecord, empty_vectors

@@ -16,8 +16,9 @@ import pyoxigraph as ox
 
 from ..errors import FormatError
 from ..skillheader import skill_node
-from .extract import Budget, Extractor, Graph, knowledge_key
+from .extract import Extractor, Graph, knowledge_key
 from .model import SkillRecord
+from .walkbudget import Budget
 
 
 @dataclass

@@ -13,7 +13,7 @@ the same nodes millions of times or never ends. So the walk here:
   content block of a section, 1,477 times in the public registry), so they are expanded
   wherever they appear and only the budgets bound them;
 * stops at a section depth of MAX_DEPTH, a total of MAX_NODES expanded nodes and
-  MAX_CHARS characters of literal text;
+  MAX_CHARS characters of literal text (walkbudget.py);
 * records every cut in `notes` (shown to humans and models), never silently.
 
 Children are visited in a content-derived order (never the store's iteration order), so the
@@ -23,8 +23,6 @@ same Turtle always gives the same context and, downstream, the same part ids.
 from __future__ import annotations
 
 import heapq
-from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pyoxigraph as ox
@@ -38,6 +36,7 @@ from ..skillheader import (
     dependency_id,
     local_name,
 )
+from .walkbudget import MAX_DEPTH, Budget
 
 SEVERITY_ORDER = {"CRITICAL": 0, "HIGH": 1, "MEDIUM": 2, "LOW": 3}
 BLOCK_TEXT = {  # content block class -> property holding its text
@@ -49,12 +48,7 @@ BLOCK_TEXT = {  # content block class -> property holding its text
     "Flowchart": "flowchartSource",
     "FrontmatterBlock": "rawYaml",
 }
-# The largest real skill (626 in the public registry) expands ~11k nodes and ~0.5M chars;
-# these leave an order of magnitude of room and still bound a hostile module.
-MAX_NODES = 200_000
-MAX_CHARS = 8_000_000
 _LIST_KINDS = ("BulletList", "Workflow")
-MAX_DEPTH = 32  # markdown has 6 heading levels; deeper nesting is a crafted graph
 
 
 class Graph:
@@ -86,70 +80,6 @@ class Graph:
 def _kind(types: list[str], generic: str) -> str:
     specific = [t for t in types if t != generic]
     return specific[0] if specific else generic
-
-
-class Budget:
-    """Counts expanded nodes and emitted characters for one skill; collects what was cut."""
-
-    def __init__(self, max_nodes: int | None = None, max_chars: int | None = None) -> None:
-        self.max_nodes = MAX_NODES if max_nodes is None else max_nodes
-        self.max_chars = MAX_CHARS if max_chars is None else max_chars
-        self.nodes = 0
-        self.chars = 0
-        self.skipped: Counter[str] = Counter()  # what was not expanded, by reason
-        self.seen: dict[tuple[str, Any], str] = {}  # (graph, node) -> where it was shown
-
-    @property
-    def exhausted(self) -> bool:
-        return self.nodes >= self.max_nodes or self.chars >= self.max_chars
-
-    def admit(self, nodes: list[Any], what: str) -> Iterator[Any]:
-        """The nodes while the budgets last; the rest are counted as not loaded."""
-        for n, node in enumerate(nodes):
-            if self.exhausted:
-                self.skipped[f"budget:{what}"] += len(nodes) - n
-                return
-            self.nodes += 1
-            yield node
-
-    def text(self, value: str) -> str:
-        """Account for one literal; cut (and say so) once the output budget is spent."""
-        room = self.max_chars - self.chars
-        if len(value) > room:
-            self.skipped["chars"] += 1
-            value = value[: max(room, 0)]
-        self.chars += len(value)
-        return value
-
-    def notes(self) -> list[str]:
-        out = []
-        if self.skipped["cycle"]:
-            out.append(
-                f"{self.skipped['cycle']} link(s) from a section back to itself or to an "
-                "enclosing section (a cycle in the Turtle) were not followed"
-            )
-        if self.skipped["shared"]:
-            out.append(
-                f"{self.skipped['shared']} section(s) reached through more than one parent are "
-                "shown once; the other places say where"
-            )
-        if self.skipped["depth"]:
-            out.append(
-                f"{self.skipped['depth']} section(s) nested deeper than {MAX_DEPTH} levels "
-                "were not expanded"
-            )
-        cut = sum(n for k, n in self.skipped.items() if k.startswith("budget:"))
-        if cut:
-            out.append(
-                f"the skill is larger than the context limit ({self.max_nodes:,} nodes, "
-                f"{self.max_chars:,} characters): {cut:,} further node(s) were not loaded"
-            )
-        if self.skipped["chars"]:
-            out.append(
-                f"text was cut at the output limit of {self.max_chars:,} characters "
-                f"({self.skipped['chars']:,} literal(s) shortened)"
-            )
-        return out
 
 
 class Extractor:

@@ -51,7 +51,14 @@ NAME_CHARS = 64
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")  # Agent Skills naming rule
 
 # The modules whose code decides the bytes; their source is part of the renderer version.
-_RENDER_MODULES = ("skilldir.py", "parts.py", "render.py", "disclosure.py", "extract.py")
+_RENDER_MODULES = (
+    "skilldir.py",
+    "parts.py",
+    "render.py",
+    "disclosure.py",
+    "extract.py",
+    "walkbudget.py",
+)
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,14 @@ keys in their order, and read back to check it says exactly the old data plus ou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
 
 from .. import yamlio
 from ..errors import FormatError
-
-if TYPE_CHECKING:
-    from .write import Target
+from .merge import covers, malformed, merged_entry
+from .spec import Target
 
 Action = Literal["added", "updated", "unchanged"]
 # goose's config.yaml holds settings and a few extensions (KBs); PyYAML reads ~1 MB/s
@@ -53,36 +52,32 @@ def _why_not_plain(text: str) -> str | None:
 
 def _load(target: Target, data: bytes) -> Any:
     """The file's data through the one bounded YAML reader (size, depth, aliases)."""
-    from .write import _malformed
-
     try:
         return yamlio.loads(data, source=str(target.path), error=FormatError, max_bytes=MAX_BYTES)
     except FormatError as exc:
-        raise _malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
+        raise malformed(target, exc.message.removeprefix(f"{target.path}: ")) from None
 
 
 def merge(
     target: Target, old: bytes | None, name: str, entry: dict[str, Any], managed: Any
 ) -> tuple[bytes, Action]:
-    from .write import _covers, _malformed, merged_entry
-
     doc: Any = {}
     if old is not None and old.strip():
         doc = _load(target, old)  # bounded first: the scan below then reads a sane file
         why = _why_not_plain(old.decode("utf-8"))
         if why is not None:
-            raise _malformed(target, why)
+            raise malformed(target, why)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
-        raise _malformed(target, "the top level is not a mapping")
+        raise malformed(target, "the top level is not a mapping")
     servers = doc.setdefault(target.key, {})
     if servers is None:
         servers = doc[target.key] = {}
     if not isinstance(servers, dict):
-        raise _malformed(target, f"{target.key!r} is not a mapping")
+        raise malformed(target, f"{target.key!r} is not a mapping")
     current = servers.get(name)
-    if _covers(current, entry, managed):
+    if covers(current, entry, managed):
         return b"", "unchanged"
     action: Action = "updated" if current is not None else "added"
     servers[name] = merged_entry(current, entry, managed)

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..clientconfig import write as clients
-from ..clientconfig.clients import ClientName
+from ..clientconfig import spec as specs
+from ..clientconfig import write
+from ..clientconfig.clients import ClientName, Scope
 from ..errors import UsageError
 from . import _context
 from ._context import AppContext, JsonOpt, QuietOpt
@@ -50,7 +51,7 @@ TokenEnvOpt = Annotated[
 class Snippet:
     """`--print`: the entry to add by hand; no file changed."""
 
-    target: clients.Target
+    target: specs.Target
     snippet: str
 
     def to_json(self) -> dict[str, Any]:
@@ -63,7 +64,7 @@ class Applied:
     """The entry written (or found already there) in the client's config."""
 
     name: str
-    result: clients.ApplyResult
+    result: write.ApplyResult
 
     def to_json(self) -> dict[str, Any]:
         r, t = self.result, self.result.target
@@ -97,9 +98,9 @@ def mcp_config_cmd(
     def body(out: Output) -> Snippet | Applied:
         if project and global_:
             raise UsageError("--project and --global are exclusive", hint="pass one of them")
-        scope: clients.Scope | None = "project" if project else "global" if global_ else None
+        scope: Scope | None = "project" if project else "global" if global_ else None
         found = app_ctx.project  # in a project, its root is the default --dir
-        target = clients.resolve_target(
+        target = specs.resolve_target(
             str(client),
             scope,
             project_dir=(directory or (found.root if found else Path.cwd())).absolute(),
@@ -107,22 +108,22 @@ def mcp_config_cmd(
         )
         spec = _spec(app_ctx, name, url, token_env)
         if print_only:
-            return Snippet(target, clients.snippet(target, spec))
-        return Applied(spec.name, clients.apply(target, spec))
+            return Snippet(target, write.snippet(target, spec))
+        return Applied(spec.name, write.apply(target, spec))
 
     run(app_ctx, body, render)
 
 
-def _spec(app_ctx: AppContext, name: str, url: str | None, token_env: str | None) -> clients.Spec:
+def _spec(app_ctx: AppContext, name: str, url: str | None, token_env: str | None) -> specs.Spec:
     """The entry: a command the client starts, or (`--url`) a running HTTP server."""
     if token_env is not None and url is None:
         raise UsageError("--token-env goes with --url", hint="add --url URL")
     if url is not None:
-        return clients.remote_spec(name, url, token_env)
+        return specs.remote_spec(name, url, token_env)
     project = app_ctx.project
     if project is not None:  # serves this project whatever the client's working folder
-        return clients.launch_spec(name, home=None, lockfile=None, project=project.root)
-    return clients.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
+        return specs.launch_spec(name, home=None, lockfile=None, project=project.root)
+    return specs.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
 
 
 def render(out: Output, done: Snippet | Applied) -> None:

@@ -25,8 +25,8 @@ from ..errors import (
     UnsafePathError,
 )
 from ..fsutil import set_executable
+from ..intents import parse_intents
 from ..lockfile import LockedFile
-from ..manifest import parse_intents
 from ..paths import Cache
 from ..safety import find_hidden_unicode, find_path_collision, safe_join
 from ..skillheader import check_turtle, parse_turtle, readable_text

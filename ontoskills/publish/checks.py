@@ -21,7 +21,8 @@ from ..errors import (
     UnsafePathError,
 )
 from ..fsutil import sha256_bytes
-from ..manifest import Manifest, parse_intents, parse_manifest
+from ..intents import parse_intents
+from ..manifest import Manifest, parse_manifest
 from ..safety import find_hidden_unicode
 from ..skillheader import SkillHeader, read_skill_header, readable_text
 from .files import MANIFEST

@@ -3,44 +3,38 @@
 One httpx.Client (thread-safe) serves the parallel fetcher. Every GET retries on connection
 errors, 429 and 5xx with backoff + jitter (Retry-After wins, capped), follows redirects itself
 so a token never reaches another host, and streams the body to its sink while counting the
-decoded bytes against max_bytes (gzip is inflated in bounded steps). Each URL's ETag /
-Last-Modified and body digest are kept under cache.http_dir so the next run revalidates
-(304) instead of downloading, and --offline can use the cache alone.
+decoded bytes against max_bytes (`_httpbody.py`). Each URL's ETag / Last-Modified and body
+digest are kept under cache.http_dir (`_httpcache.py`) so the next run revalidates (304)
+instead of downloading, and --offline can use the cache alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import math
 import os
 import threading
-import time
-import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 
-from .. import __version__, asciinum, jsonio
+from .. import __version__
 from ..errors import (
     AuthError,
-    FormatError,
-    LimitExceededError,
     NetworkError,
     NotFoundError,
     OntoskillsError,
     UsageError,
 )
-from ..fsutil import CHUNK
 from ..redact import redact_url
 from ..registries import RegistryConfig, RegistryKind
 from ..safety import check_relpath
 from ._auth import Token, auth_hint, check_transport, token_for
+from ._httpbody import Retryable, stream_body
+from ._httpcache import MetaCache, conditional
 from ._retry import (
     RETRY_STATUSES,
     RetryPolicy,
@@ -54,30 +48,12 @@ from .mirrorlist import MIRROR_STATE, package_files, parse_listing
 
 T = TypeVar("T")
 MAX_REDIRECTS = 5
-MIN_RATE = 1024  # bytes/s averaged over a transfer, enforced after 2x the read timeout
 _REDIRECTS = (301, 302, 303, 307, 308)
 _UNREAD = object()
 
 
-class _Retryable(Exception):
-    """A response we may retry: a 429/5xx status or a body cut short."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
 class _StaleCache(Exception):
     """A 304 for a cached body that is gone or corrupt: ask again unconditionally."""
-
-
-@dataclass(frozen=True)
-class _Meta:
-    etag: str | None
-    last_modified: str | None
-    sha256: str
-    size: int
 
 
 class HttpSource(BaseSource):
@@ -108,6 +84,7 @@ class HttpSource(BaseSource):
         self._client: httpx.Client | None = None
         self._client_lock = threading.Lock()
         self._closed = threading.Event()
+        self._meta = MetaCache(options.cache)
         self._mirror_listing: object = _UNREAD  # mirrorlist.parse_listing's, read once
 
     # plumbing ---------------------------------------------------------------------
@@ -130,39 +107,6 @@ class HttpSource(BaseSource):
     def url(self, relpath: str) -> str:
         check_relpath(relpath, "registry path")
         return self.base + quote(relpath, safe="/")
-
-    def _meta_path(self, url: str) -> Path:
-        return self.options.cache.http_dir / (hashlib.sha256(url.encode()).hexdigest() + ".json")
-
-    def _load_meta(self, url: str) -> _Meta | None:
-        try:
-            raw = jsonio.loads_derived(self._meta_path(url).read_bytes())
-            size = asciinum.json_uint(raw["size"])
-            if size is None:
-                return None
-            return _Meta(raw.get("etag"), raw.get("last_modified"), raw["sha256"], size)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _save_meta(self, url: str, resp: httpx.Response, sha: str, size: int) -> None:
-        # Saved even without validators: --offline still needs to know what this URL served.
-        etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
-        data = {"url": url, "etag": etag, "last_modified": modified, "sha256": sha, "size": size}
-        self.options.cache.write(self._meta_path(url), json.dumps(data).encode())
-
-    def _cached(self, url: str) -> _Meta | None:
-        """What this URL served last time, if its blob is still in the cache."""
-        meta = self._load_meta(url)
-        if meta is None or not self.options.cache.blob(meta.sha256).is_file():
-            return None
-        return meta
-
-    def _read_cached(self, meta: _Meta | None) -> bytes | None:
-        return None if meta is None else self.options.cache.read_blob(meta.sha256)
-
-    def _copy_cached(self, meta: _Meta | None, dest: Path) -> tuple[str, int] | None:
-        size = None if meta is None else self.options.cache.copy_blob(meta.sha256, dest)
-        return None if meta is None or size is None else (meta.sha256, size)
 
     def _offline_miss(self, relpath: str) -> NetworkError:
         return NetworkError(
@@ -260,7 +204,7 @@ class HttpSource(BaseSource):
                             hint="check the registry URL and that the package is published",
                         )
                     if status in RETRY_STATUSES or status >= 500:
-                        raise _Retryable(
+                        raise Retryable(
                             status_text(status),
                             parse_retry_after(resp.headers.get("Retry-After")),
                         )
@@ -268,7 +212,7 @@ class HttpSource(BaseSource):
                         f"{self.host}: unexpected HTTP {status} for {redact_url(url)}",
                         hint="check the registry URL",
                     )
-            except _Retryable as exc:
+            except Retryable as exc:
                 last, retry_after = exc.reason, exc.retry_after
             except _StaleCache:
                 headers = {}
@@ -308,77 +252,21 @@ class HttpSource(BaseSource):
         if self._closed.wait(seconds):
             raise KeyboardInterrupt
 
-    def _conditional(self, meta: _Meta | None) -> dict[str, str]:
-        if meta is None:
-            return {}
-        headers = {}
-        # Validators are the server's header values sent back: only visible ASCII, else a
-        # stored `ETag: "é"` made every later run an internal error (UnicodeEncodeError).
-        if meta.etag and _header_value(meta.etag):
-            headers["If-None-Match"] = meta.etag
-        if meta.last_modified and _header_value(meta.last_modified):
-            headers["If-Modified-Since"] = meta.last_modified
-        return headers
-
     def _stream(
         self, resp: httpx.Response, sink: Callable[[bytes], object], max_bytes: int, relpath: str
     ) -> tuple[str, int]:
-        """Feed the decoded body to sink; return (sha256, size). Never beyond max_bytes."""
-        encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-        decoder = None
-        if encoding in ("gzip", "x-gzip"):
-            decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            decoder = zlib.decompressobj()
-        elif encoding not in ("", "identity"):
-            raise FormatError(f"{self.host}: unsupported Content-Encoding {encoding!r}")
-        else:
-            length = resp.headers.get("Content-Length", "")
-            declared = asciinum.uint(length, limit=max_bytes)  # None: not a length, read on
-            if declared is not None and declared > max_bytes:
-                raise LimitExceededError(
-                    f"{self.config.name}: {relpath} is {length} bytes, over the {max_bytes} limit"
-                )
-        h = hashlib.sha256()
-        size = 0
-        start = time.monotonic()
+        what = f"{self.config.name}: {relpath}"
         grace = 2 * self.options.timeout
+        return stream_body(
+            resp, sink, max_bytes, what=what, host=self.host, grace=grace, check=self._in_flight
+        )
 
-        def emit(data: bytes) -> None:
-            nonlocal size
-            if not data:
-                return
-            size += len(data)
-            if size > max_bytes:  # the header lied, or the body inflates too far
-                raise LimitExceededError(f"{self.config.name}: {relpath} exceeds {max_bytes} bytes")
-            h.update(data)
-            sink(data)
-
-        received = 0
-        for raw in resp.iter_raw():  # as received: a chunk_size would buffer up to it
-            if self._closed.is_set():
-                raise KeyboardInterrupt
-            if self._remaining() <= 0:  # _get turns this into the deadline error
-                raise _Retryable("network deadline reached mid-transfer")
-            received += len(raw)
-            elapsed = time.monotonic() - start
-            # A server dripping a byte just inside the read timeout would hold us forever.
-            if elapsed > grace and received / elapsed < MIN_RATE:
-                raise _Retryable(f"transfer slower than {MIN_RATE} B/s")
-            if decoder is None:
-                emit(raw)
-                continue
-            data = raw
-            while data:  # inflate at most CHUNK at a time: a gzip bomb cannot flood memory
-                emit(_inflate(decoder, data))
-                data = decoder.unconsumed_tail
-        if decoder is not None:
-            while out := _inflate(decoder, b""):
-                emit(out)
-            if not decoder.eof:
-                raise _Retryable("truncated compressed body")
-            emit(decoder.flush())
-        return h.hexdigest(), size
+    def _in_flight(self) -> None:
+        """Between two chunks of a body: stop on Ctrl-C or at the command's deadline."""
+        if self._closed.is_set():
+            raise KeyboardInterrupt
+        if self._remaining() <= 0:  # _get turns this into the deadline error
+            raise Retryable("network deadline reached mid-transfer")
 
     # BaseSource ---------------------------------------------------------------------
     def read(self, relpath: str, *, max_bytes: int) -> bytes:
@@ -392,16 +280,16 @@ class HttpSource(BaseSource):
 
     def _read(self, relpath: str, max_bytes: int, *, retries: int | None) -> bytes:
         url = self.url(relpath)
-        cached = self._cached(url)
+        cached = self._meta.cached(url)
         if self.options.offline:
-            data = self._read_cached(cached)
+            data = self._meta.read(cached)
             if data is None:
                 raise self._offline_miss(relpath)
             return data
 
         def consume(resp: httpx.Response) -> bytes:
             if resp.status_code == 304:
-                data = self._read_cached(cached)
+                data = self._meta.read(cached)
                 if data is None:
                     raise _StaleCache
                 return data
@@ -409,34 +297,34 @@ class HttpSource(BaseSource):
             sha, size = self._stream(resp, buf.extend, max_bytes, relpath)
             data = bytes(buf)
             self.options.cache.store_blob(sha, data)
-            self._save_meta(url, resp, sha, size)
+            self._meta.save(url, resp, sha, size)
             return data
 
-        return self._get(relpath, self._conditional(cached), consume, retries=retries)
+        return self._get(relpath, conditional(cached), consume, retries=retries)
 
     def fetch_to(self, relpath: str, dest: Path, *, max_bytes: int) -> tuple[str, int]:
         url = self.url(relpath)
-        cached = self._cached(url)
+        cached = self._meta.cached(url)
         if self.options.offline:
             if cached is None or cached.size > max_bytes:
                 raise self._offline_miss(relpath)
-            result = self._copy_cached(cached, dest)
+            result = self._meta.copy(cached, dest)
             if result is None:
                 raise self._offline_miss(relpath)
             return result
 
         def consume(resp: httpx.Response) -> tuple[str, int]:
             if resp.status_code == 304:
-                result = self._copy_cached(cached, dest)
+                result = self._meta.copy(cached, dest)
                 if result is None or result[1] > max_bytes:
                     raise _StaleCache
                 return result
             with open(dest, "wb") as out:  # truncates what a failed attempt left behind
                 sha, size = self._stream(resp, out.write, max_bytes, relpath)
-            self._save_meta(url, resp, sha, size)
+            self._meta.save(url, resp, sha, size)
             return sha, size
 
-        return self._get(relpath, self._conditional(cached), consume)
+        return self._get(relpath, conditional(cached), consume)
 
     def list_package(self, package_root: str) -> list[RemoteFile] | None:
         """Static HTTP cannot list folders: the manifest (+ its `files`) is all we know,
@@ -461,14 +349,3 @@ class HttpSource(BaseSource):
 def _is_html(resp: httpx.Response) -> bool:
     kind = resp.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
     return kind in ("text/html", "application/xhtml+xml")
-
-
-def _header_value(value: object) -> bool:
-    return isinstance(value, str) and len(value) < 1024 and all(" " <= c <= "~" for c in value)
-
-
-def _inflate(decoder: zlib._Decompress, data: bytes) -> bytes:
-    try:
-        return decoder.decompress(data, CHUNK)
-    except zlib.error:  # a body that claims gzip but is not: like a cut transfer, retry it
-        raise _Retryable("corrupt compressed body") from None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ontoskills.catalog import extract
+from ontoskills.catalog import walkbudget
 from ontoskills.catalog.context import SkillContext, load_context
 from ontoskills.catalog.disclosure import Disclosure
 from ontoskills.catalog.model import SkillRecord
@@ -167,7 +167,7 @@ def test_a_5_mb_literal_is_kept_and_one_shared_by_many_blocks_hits_the_output_bu
         + f"oc:p a oc:Paragraph ; oc:textContent {lit(big)} .\n",
     )
     total = sum(len(b.get("text", "")) for s in ctx.sections for b in s["blocks"])
-    assert total <= extract.MAX_CHARS
+    assert total <= walkbudget.MAX_CHARS
     assert any("output limit" in n for n in ctx.notes), ctx.notes
     assert any("further node" in n for n in ctx.notes), ctx.notes
 
@@ -175,10 +175,10 @@ def test_a_5_mb_literal_is_kept_and_one_shared_by_many_blocks_hits_the_output_bu
 def test_node_and_depth_budgets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     chain = "".join(section(f"d{i}", f"D{i}", [f"d{i + 1}"]) for i in range(100))
     ctx = load(tmp_path, "oc:skill_x oc:hasSection oc:d0 .\n" + chain + section("d100", "D100", []))
-    assert any(f"deeper than {extract.MAX_DEPTH}" in n for n in ctx.notes), ctx.notes
+    assert any(f"deeper than {walkbudget.MAX_DEPTH}" in n for n in ctx.notes), ctx.notes
     assert "D31" in ctx.render() and "D40" not in ctx.render()
 
-    monkeypatch.setattr(extract, "MAX_NODES", 500)
+    monkeypatch.setattr(walkbudget, "MAX_NODES", 500)
     kn = "".join(
         f'oc:k{i} a oc:Constraint ; oc:directiveContent "rule {i}" .\n' for i in range(2_000)
     )

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from ontoskills import jsonio, lockfile
 from ontoskills.errors import OntoskillsError
-from ontoskills.manifest import Manifest, parse_index, parse_intents, parse_manifest
+from ontoskills.intents import parse_intents
+from ontoskills.manifest import Manifest, parse_index, parse_manifest
 from ontoskills.safety import check_name, check_relpath, safe_join, split_package_id
 from tests.hardening import strategies as hs
 

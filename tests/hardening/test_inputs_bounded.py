@@ -17,7 +17,7 @@ import pytest
 
 from ontoskills import jsonio, limits
 from ontoskills.errors import ConfigError, LimitExceededError, LockFormatError
-from ontoskills.manifest import parse_intents
+from ontoskills.intents import parse_intents
 from tests.conftest import CliRunner
 from tests.hardening.conftest import seed_home
 from tests.hardening.hostile_check import check_case, home_view
