@@ -20,12 +20,6 @@ from urllib.parse import urljoin, urlsplit
 from . import jsonio, limits
 from .choices import Choice
 from .errors import FormatError, LimitExceededError, UnsafePathError
-
-# intents.json has its own module (intents.py); embeddings/ (edited in another branch this
-# round) still imports its reader from here: drop these names once it imports intents.py.
-from .intents import IntentsFile as IntentsFile
-from .intents import IntentVector as IntentVector
-from .intents import parse_intents as parse_intents
 from .safety import (
     check_name,
     check_relpath,

@@ -17,9 +17,9 @@ import numpy as np
 from ..config import Config
 from ..errors import OntoskillsError
 from ..fsutil import atomic_write_bytes, remove_file, sha256_bytes
+from ..intents import parse_intents
 from ..limits import MAX_INTENTS_PER_SKILL
 from ..lockfile import LockedModel, LockedPackage, Lockfile
-from ..manifest import parse_intents
 from ..paths import Home
 from ..progress import NullReporter, Reporter
 from .encoder import Encoder, ModelError

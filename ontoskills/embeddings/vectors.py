@@ -19,7 +19,8 @@ import numpy as np
 from .. import jsonio
 from ..errors import OntoskillsError
 from ..fsutil import atomic_write_bytes, walk_files
-from ..manifest import Manifest, parse_intents, parse_manifest
+from ..intents import parse_intents
+from ..manifest import Manifest, parse_manifest
 from ..paths import Home
 from ..skillheader import read_skill_header
 

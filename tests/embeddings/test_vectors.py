@@ -14,7 +14,7 @@ from ontoskills.embeddings.vectors import (
     read_modules,
     stored_vectors,
 )
-from ontoskills.manifest import parse_intents
+from ontoskills.intents import parse_intents
 from tests.conftest import shared_path
 
 
