@@ -90,8 +90,6 @@ def warm_search_index(app: AppContext, report: Report, rep: Reporter) -> None:
         from ..search.service import SkillService  # numpy, pyoxigraph: only on this path
 
         rep.stage("indexing the installed skills for search")
-        service = SkillService(app.home, app.lockfile, app.config)
-        service.refresh()
-        service.warm()  # and the vocabulary's word vectors (search/expand.py)
+        SkillService(app.home, app.lockfile, app.config).refresh()
     except OntoskillsError as exc:
         rep.warn(f"search index not built now ({exc.message}); the first search builds it")

@@ -21,7 +21,6 @@ from ..catalog.model import CatalogData
 from ..manifest import tier_rank
 from .bm25 import BM25Index
 from .documents import build_bm25, build_intents
-from .expand import expanded_scores
 from .semantic import SemanticIndex
 
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
@@ -131,14 +130,12 @@ class Ranker:
         top_k: int,
         lookup: int | None,
         stages: Sequence[Stage] = (),
-        extra: dict[str, float] | None = None,
     ) -> Ranking:
         """The stages in order; `floor`: the lowest tier rank shown; `lookup`: the skill the
-        query names (kept first, whatever a later stage does); `extra`: weighted BM25 terms
-        beyond the query's own (expand.py, hybrid only)."""
+        query names (kept first, whatever a later stage does)."""
         if not self.records:
             return Ranking([], [])
-        scores = self.score(terms, qvec, mode, extra)
+        scores = self.score(terms, qvec, mode)
         depth = max([top_k, *(s.depth for s in stages)])
         hits, disabled = self.candidates(scores, floor, depth, lookup)
         pinned = 1 if lookup is not None else 0
@@ -155,17 +152,9 @@ class Ranker:
         sem_n = sem_c / top_sem if top_sem > 0 else sem_c
         return HYBRID_ALPHA * sem_n + (1 - HYBRID_ALPHA) * bm_n
 
-    def score(
-        self,
-        terms: list[str],
-        qvec: np.ndarray | None,
-        mode: str,
-        extra: dict[str, float] | None = None,
-    ) -> Scores:
+    def score(self, terms: list[str], qvec: np.ndarray | None, mode: str) -> Scores:
         n = len(self.records)
         bm = self.bm25.scores(terms) if mode != "semantic" else np.zeros(n, np.float32)
-        if extra and mode == "hybrid":  # soft term matching (expand.py)
-            bm = expanded_scores(self.bm25, bm, extra)
         sims: np.ndarray | None = None
         sem = np.zeros(n, np.float32)
         if qvec is not None and self.semantic is not None:

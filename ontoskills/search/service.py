@@ -36,7 +36,6 @@ from .answer import (
 from .bm25 import BM25Index
 from .cache import WeightedLRU, context_weight, disclosure_weight
 from .confidence import judge
-from .expand import WORDS_DIR, WordVectors, catalog_words
 from .lookup import NameIndex
 from .ranking import Ranker
 from .tokenize import tokenize
@@ -77,7 +76,6 @@ class _State:
     # Parsed contexts ("ctx", key) and split answers ("disclosure", key, budget), within one
     # byte budget (cache.py): the skills an agent is working with.
     cache: WeightedLRU = field(default_factory=WeightedLRU)
-    words: WordVectors | None = None  # the vocabulary's vectors (expand.py), on first use
 
 
 def check_min_trust(min_trust: str | None) -> int:
@@ -122,7 +120,6 @@ class SkillService:
         which a child could not use; reporter: told when the index is built, not read back."""
         self.config = config
         self._lock = threading.Lock()  # the per-view context caches
-        self._words_lock = threading.Lock()  # one vocabulary encode at a time (expand.py)
         rebuild = None
         if build_in_child and encoder_factory is None:
             from .rebuild import rebuild_elsewhere
@@ -245,11 +242,7 @@ class SkillService:
             encoder = view.encoder.get()
             assert encoder is not None  # _mode checked it for this view
             qvec = encoder.encode_one(text)
-        # issue 26: catalog words near the query's words, as extra BM25 terms (expand.py)
-        extra = self._neighbours(view, text) if used == SearchMode.HYBRID else None
-        ranking = state.ranker.rank(
-            tokenize(text), qvec, used, floor, top_k, lookup_idx, extra=extra
-        )
+        ranking = state.ranker.rank(tokenize(text), qvec, used, floor, top_k, lookup_idx)
         return build_response(
             q,
             used,
@@ -260,27 +253,6 @@ class SkillService:
             confidence=judge(ranking, used, lookup_idx is not None, state.ranker.n_enabled),
             installed=state.ranker.n_enabled,
         )
-
-    def warm(self) -> None:
-        """Have the vocabulary's word vectors ready (encoded once per model and vocabulary:
-        seconds for the full registry), so the first hybrid search does not pay for them."""
-        view = self.catalog.view
-        if _semantic_ok(view):
-            self._neighbours(view, "")
-
-    def _neighbours(self, view: View[_State], text: str) -> dict[str, float]:
-        """Soft term matching: the vocabulary's vectors are loaded (or encoded, once per
-        model and vocabulary) on the first hybrid search of a view."""
-        state, encoder = view.index, view.encoder.get()
-        if encoder is None:
-            return {}
-        with self._words_lock:
-            if state.words is None:
-                folder = self.catalog.home.derived_dir / WORDS_DIR
-                state.words = catalog_words(
-                    state.data.records, state.ranker.bm25, folder, view.signature.model, encoder
-                )
-        return state.words.neighbours(text, encoder.encode)
 
     def record(self, key: str) -> SkillRecord:
         return _record(self.state, key)

@@ -121,7 +121,6 @@ OTHER_FOLDERS = [
     "home/state/derived/vector-cache",
     "home/state/derived/vectors",
     "home/state/derived/vectors/acme",
-    "home/state/derived/word-vectors",
     "cache/blobs/sha256/*",
     "cache/derived",
     "cache/derived/checked-*/*",
