@@ -3,7 +3,10 @@ registry kind: written from a dict of path -> text, optionally committed with py
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.registry import commit_all
 
@@ -46,3 +49,24 @@ def write_repo(root: Path, files: dict[str, str | bytes], *, git: bool = False) 
     if git:
         commit_all(root, "skills")
     return root
+
+
+def github_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, Path, str]]:
+    """A fixture body: BASIC committed as `acme/skills` on a loopback git HTTP server that
+    `github:` points at (ONTOSKILLS_GITHUB_URL); yields (work tree, bare repo, base URL).
+    Skips without the git binary."""
+    from tests.helpers.githttp import GitHttpServer, bare_copy, git_cli
+
+    try:
+        git_cli()
+    except Exception:  # pragma: no cover - the git binary is missing
+        pytest.skip("needs the git binary")
+    work = write_repo(tmp_path / "work", dict(BASIC), git=True)
+    (tmp_path / "srv" / "acme").mkdir(parents=True)
+    bare = bare_copy(work, tmp_path / "srv" / "acme" / "skills")
+    with GitHttpServer(tmp_path / "srv") as srv:
+        base = srv.url_for("").rstrip("/")
+        monkeypatch.setenv("ONTOSKILLS_GITHUB_URL", base)
+        yield work, bare, base

@@ -6,6 +6,7 @@ follows a new commit."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,26 +14,16 @@ import pytest
 from ontoskills.errors import UsageError
 from ontoskills.registries import RegistryKind
 from tests.helpers.domain import Domain
-from tests.helpers.githttp import GitHttpServer, bare_copy, git_cli, push_to
+from tests.helpers.githttp import push_to
 from tests.helpers.registry import commit_all
-from tests.helpers.skillrepo import BASIC, skill_md, write_repo
+from tests.helpers.skillrepo import BASIC, github_served, skill_md, write_repo
 
 PID = "acme/skills"
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    try:
-        git_cli()
-    except Exception:  # pragma: no cover - the git binary is missing
-        pytest.skip("needs the git binary")
-    work = write_repo(tmp_path / "work", dict(BASIC), git=True)
-    (tmp_path / "srv" / "acme").mkdir(parents=True)
-    bare = bare_copy(work, tmp_path / "srv" / "acme" / "skills")
-    with GitHttpServer(tmp_path / "srv") as srv:
-        base = srv.url_for("").rstrip("/")
-        monkeypatch.setenv("ONTOSKILLS_GITHUB_URL", base)
-        yield work, bare, base
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path, str]]:
+    yield from github_served(tmp_path, monkeypatch)
 
 
 def test_github_spec_installs_pins_and_restores(

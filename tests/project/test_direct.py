@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ import tomllib
 from ontoskills import lockfile
 from ontoskills.registries import RegistryKind
 from tests.conftest import CliRunner
-from tests.helpers.githttp import GitHttpServer, bare_copy, git_cli, push_to
+from tests.helpers.githttp import push_to
 from tests.helpers.registry import commit_all
-from tests.helpers.skillrepo import BASIC, skill_md, write_repo
+from tests.helpers.skillrepo import BASIC, github_served, skill_md, write_repo
 
 PID = "acme/skills"
 
@@ -102,18 +103,8 @@ def test_add_names_one_skill_and_a_second_add_reuses_the_registry(
 
 
 @pytest.fixture
-def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    try:
-        git_cli()
-    except Exception:  # pragma: no cover - the git binary is missing
-        pytest.skip("needs the git binary")
-    work = write_repo(tmp_path / "work", dict(BASIC), git=True)
-    (tmp_path / "srv" / "acme").mkdir(parents=True)
-    bare = bare_copy(work, tmp_path / "srv" / "acme" / "skills")
-    with GitHttpServer(tmp_path / "srv") as srv:
-        base = srv.url_for("").rstrip("/")
-        monkeypatch.setenv("ONTOSKILLS_GITHUB_URL", base)
-        yield work, bare, base
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, Path, str]]:
+    yield from github_served(tmp_path, monkeypatch)
 
 
 def test_github_spec_in_a_project_ci_locked_and_update(
