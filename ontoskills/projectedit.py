@@ -148,7 +148,12 @@ def _declare_registry(doc: tomlkit.TOMLDocument, name: str, keys: dict[str, str]
     regs = doc.get("registries")
     if regs is None:
         regs = tomlkit.table(is_super_table=True)
+        deps = doc.get("dependencies")
+        if deps is not None:  # [dependencies] stays last: what a user appends lands there
+            doc.remove("dependencies")
         doc["registries"] = regs
+        if deps is not None:
+            doc["dependencies"] = deps
     assert isinstance(regs, Table)  # load_manifest checked it is a table
     if name in regs:
         return

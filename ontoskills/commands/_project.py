@@ -37,10 +37,13 @@ def wanted_specs(app: AppContext, specs: list[str], registry: str | None) -> lis
     author/pkg/skill, github:owner/repo[/skill][#ref], a git URL, a path)."""
     from ..install.direct import is_direct
 
+    declare, option = None, registry
+    if registry is None and app.registry_override:  # `--registry LOCATION add ...`
+        registry, declare = _override(app, app.registry_override)
     out: dict[str, Wanted] = {}
     for spec in specs:
         if is_direct(spec):
-            if registry is not None:
+            if option is not None:
                 raise UsageError(
                     f"--registry and {spec[:80]!r} both name where the package comes from",
                     hint="drop --registry: a github:/URL/path spec is its own registry",
@@ -48,7 +51,7 @@ def wanted_specs(app: AppContext, specs: list[str], registry: str | None) -> lis
             want = _direct(app, spec)
         else:
             pid, skill = parse_spec(spec)
-            want = Wanted(pid, (skill,) if skill else (), registry)
+            want = Wanted(pid, (skill,) if skill else (), registry, declare)
         seen = out.get(want.package_id)
         if seen is not None and (seen.registry, seen.declare) != (want.registry, want.declare):
             raise UsageError(f"{want.package_id} is named from two places", hint="add it once")
@@ -75,19 +78,64 @@ def _direct(app: AppContext, spec: str) -> Wanted:
         if same_location(reg.url, found.registry.url):
             return Wanted(found.package_id, skills, name)
     name = found.package_id.replace("/", "-")
-    if name in known:
-        raise UsageError(
-            f"registry {name} already names {known[name].url[:120]}, not {spec[:120]}",
-            hint=f'declare [registries.OTHER] with url, kind = "skills" and package_id in '
-            f"{project.here.path}, then `ontoskills add {found.package_id} --registry OTHER`",
-        )
-    url = found.registry.url
-    if "://" not in url and "@" not in url:  # a folder: relative to the manifest (npm's
-        # `file:../x`), so a clone elsewhere, or a checkout beside its siblings, still finds it
-        url = Path(os.path.relpath(url, project.here.path.parent)).as_posix()
-        url = url if url.startswith("../") else f"./{url}"
+    _free(app, name, spec, 'url, kind = "skills" and package_id')
+    url = _manifest_url(app, found.registry.url)
     keys = {"url": url, "kind": str(RegistryKind.SKILLS.value), "package_id": found.package_id}
     return Wanted(found.package_id, skills, name, keys)
+
+
+def _override(app: AppContext, value: str) -> tuple[str, dict[str, str] | None]:
+    """`--registry NAME|URL|PATH` on `add` in a project: a declared name as it is; a location
+    declared too (uv's `add --index` writes the index), so a fresh clone's next `sync` reads
+    the same registry. It keeps the ad-hoc cap (`trust = "community"`): writing it down must
+    not lift what the flag was allowed."""
+    from ..config import ADHOC_TRUST
+    from ..paths import expand_user
+    from ..registries import detect_kind, same_location, slug_for_url
+
+    known = app.desired().registries
+    if value in known:
+        return value, None
+    url = value
+    if "://" not in url and "@" not in url:
+        path = expand_user(url)
+        if not path.exists():
+            raise UsageError(
+                f"registry {value!r} is neither a declared name nor an existing path",
+                hint="see `ontoskills registry list`, or pass a URL",
+            )
+        url = str(path.absolute())
+    for name, reg in known.items():
+        if same_location(reg.url, url):
+            return name, None
+    name = slug_for_url(url)
+    _free(app, name, value, "url")
+    keys = {"url": _manifest_url(app, url), "kind": str(detect_kind(url).value)}
+    return name, {**keys, "trust": ADHOC_TRUST}
+
+
+def _free(app: AppContext, name: str, spec: str, keys: str) -> None:
+    """Exit 2 when `name` already names another registry (nothing is written)."""
+    known = app.desired().registries
+    if name in known:
+        project = app.project
+        assert project is not None
+        raise UsageError(
+            f"registry {name} already names {known[name].url[:120]}, not {spec[:120]}",
+            hint=f"declare [registries.OTHER] with {keys} in {project.here.path}, then "
+            "`ontoskills add PKG --registry OTHER`",
+        )
+
+
+def _manifest_url(app: AppContext, url: str) -> str:
+    """A folder relative to the manifest (npm's `file:../x`), so a clone elsewhere, or a
+    checkout beside its siblings, still finds it; a URL as it is."""
+    if "://" in url or "@" in url:
+        return url
+    project = app.project
+    assert project is not None
+    rel = Path(os.path.relpath(url, project.here.path.parent)).as_posix()
+    return rel if rel.startswith("../") else f"./{rel}"
 
 
 def edit_manifest(wanted: list[Wanted]) -> Callable[[Path], bytes]:

@@ -240,3 +240,38 @@ def test_the_three_real_repositories_in_a_project_link_and_unlink(
         assert md in authors or md.startswith(f"---\nname: {name}\n".encode()), name
     cli_inproc("unlink", "--agent", "claude", "--project", check=True)
     assert not linked.exists() or os.listdir(linked) == []
+
+
+def test_a_registry_given_by_location_on_add_is_declared_for_the_next_clone(
+    tmp_path: Path, project: Path, cli_inproc: CliRunner, env: dict[str, str]
+) -> None:
+    """`--registry ../reg add PKG` (uv: `add --index URL`) writes `[registries.reg]` with the
+    ad-hoc cap kept, so a clone with no config and no flag syncs a later dependency from it."""
+    from tests.helpers.registry import build_registry, sample_packages
+
+    build_registry(tmp_path / "team-reg", sample_packages())
+    (Path(env["ONTOSKILLS_HOME"]) / "config.toml").unlink()  # nothing configured anywhere
+    cli_inproc("init", check=True)
+    cli_inproc("--registry", "../team-reg", "add", "acme/devtools", check=True)
+    data = tomllib.loads(_manifest(project))
+    assert data["registries"] == {
+        "team-reg": {"url": "../team-reg", "kind": "folder", "trust": "community"}
+    }
+    assert data["dependencies"]["acme/devtools"] == {"registry": "team-reg"}
+    assert _lock(project).packages["acme/devtools"].trust_tier == "community"
+
+    clone = tmp_path / "clone"
+    shutil.copytree(project, clone, ignore=shutil.ignore_patterns(".ontoskills"))
+    os.chdir(clone)
+    with (clone / "ontoskills.toml").open("a") as f:
+        f.write('"acme/design" = { registry = "team-reg" }\n')
+    proc = cli_inproc("sync")  # no flag, no config: the manifest says where
+    assert proc.returncode == 0, proc.stderr
+    assert set(_lock(clone).packages) == {"acme/devtools", "acme/design"}
+    # a name already taken by another location is exit 2, nothing written
+    before = (clone / "ontoskills.toml").read_bytes()
+    other = tmp_path / "x" / "team-reg"
+    build_registry(other, sample_packages())
+    proc = cli_inproc("--registry", str(other), "add", "acme/devtools")
+    assert proc.returncode == 2 and "registry team-reg already names" in proc.stderr
+    assert (clone / "ontoskills.toml").read_bytes() == before
