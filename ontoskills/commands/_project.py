@@ -15,6 +15,7 @@ from ..install.options import InstallOptions
 from ..install.session import Session
 from ..install.sync import Desired
 from ..project import Project
+from ..registries import RegistryConfig
 from ..safety import parse_spec
 from ._context import AppContext
 from ._mutation import run_mutation
@@ -78,7 +79,7 @@ def _direct(app: AppContext, spec: str) -> Wanted:
         if same_location(reg.url, found.registry.url):
             return Wanted(found.package_id, skills, name)
     name = found.package_id.replace("/", "-")
-    _free(app, name, spec, 'url, kind = "skills" and package_id')
+    _free(app, known, name, spec, 'url, kind = "skills" and package_id')
     url = _manifest_url(app, found.registry.url)
     keys = {"url": url, "kind": str(RegistryKind.SKILLS.value), "package_id": found.package_id}
     return Wanted(found.package_id, skills, name, keys)
@@ -90,33 +91,26 @@ def _override(app: AppContext, value: str) -> tuple[str, dict[str, str] | None]:
     the same registry. It keeps the ad-hoc cap (`trust = "community"`): writing it down must
     not lift what the flag was allowed."""
     from ..config import ADHOC_TRUST
-    from ..paths import expand_user
+    from ..install.session import adhoc_location
     from ..registries import detect_kind, same_location, slug_for_url
 
     known = app.desired().registries
     if value in known:
         return value, None
-    url = value
-    if "://" not in url and "@" not in url:
-        path = expand_user(url)
-        if not path.exists():
-            raise UsageError(
-                f"registry {value!r} is neither a declared name nor an existing path",
-                hint="see `ontoskills registry list`, or pass a URL",
-            )
-        url = str(path.absolute())
+    url = adhoc_location(value)
     for name, reg in known.items():
         if same_location(reg.url, url):
             return name, None
     name = slug_for_url(url)
-    _free(app, name, value, "url")
+    _free(app, known, name, value, "url")
     keys = {"url": _manifest_url(app, url), "kind": str(detect_kind(url).value)}
     return name, {**keys, "trust": ADHOC_TRUST}
 
 
-def _free(app: AppContext, name: str, spec: str, keys: str) -> None:
+def _free(
+    app: AppContext, known: dict[str, RegistryConfig], name: str, spec: str, keys: str
+) -> None:
     """Exit 2 when `name` already names another registry (nothing is written)."""
-    known = app.desired().registries
     if name in known:
         project = app.project
         assert project is not None

@@ -19,6 +19,20 @@ from ..sources import BaseSource, IndexSnapshot, SourceOptions, open_source
 from ..sources.sparse import open_sparse
 
 
+def adhoc_location(value: str) -> str:
+    """A `--registry` value that names no registry: a URL as it is, a path made absolute
+    (exit 2 when it does not exist). commands/_project.py declares the same location."""
+    if "://" in value or "@" in value:
+        return value
+    path = expand_user(value)
+    if not path.exists():
+        raise UsageError(
+            f"registry {value!r} is neither a configured name nor an existing path",
+            hint="see `ontoskills registry list`, or pass a URL",
+        )
+    return str(path.absolute())
+
+
 @dataclass
 class Session:
     home: Home
@@ -49,14 +63,7 @@ class Session:
         named = self.config.registry(value)
         if named is not None:
             return named
-        if "://" not in value and "@" not in value:
-            path = expand_user(value)
-            if not path.exists():
-                raise UsageError(
-                    f"registry {value!r} is neither a configured name nor an existing path",
-                    hint="see `ontoskills registry list`, or pass a URL",
-                )
-            value = str(path.absolute())
+        value = adhoc_location(value)
         known = self.config.registry_at(value)
         if known is not None:
             return known
@@ -184,4 +191,3 @@ def lock_registry_name(lock: Lockfile, reg: RegistryConfig) -> str:
         name = f"{reg.name}-{n}"
         n += 1
     return name
-

@@ -15,6 +15,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote, urljoin, urlsplit
@@ -49,7 +50,6 @@ from .mirrorlist import MIRROR_STATE, package_files, parse_listing
 T = TypeVar("T")
 MAX_REDIRECTS = 5
 _REDIRECTS = (301, 302, 303, 307, 308)
-_UNREAD = object()
 
 
 class _StaleCache(Exception):
@@ -85,7 +85,6 @@ class HttpSource(BaseSource):
         self._client_lock = threading.Lock()
         self._closed = threading.Event()
         self._meta = MetaCache(options.cache)
-        self._mirror_listing: object = _UNREAD  # mirrorlist.parse_listing's, read once
 
     # plumbing ---------------------------------------------------------------------
     @property
@@ -329,14 +328,17 @@ class HttpSource(BaseSource):
     def list_package(self, package_root: str) -> list[RemoteFile] | None:
         """Static HTTP cannot list folders: the manifest (+ its `files`) is all we know,
         unless the site is a mirror, whose mirror.json lists every file (mirrorlist.py)."""
-        if self._mirror_listing is _UNREAD:
-            try:  # most sites are no mirror: a 404, an HTML fallback page, offline uncached
-                data = self.probe(MIRROR_STATE, max_bytes=MIRROR_MAX_BYTES)
-            except OntoskillsError:
-                data = None
-            self._mirror_listing = None if data is None else parse_listing(data, MIRROR_STATE)
         listing = self._mirror_listing
-        return None if not isinstance(listing, dict) else package_files(listing, package_root)
+        return None if listing is None else package_files(listing, package_root)
+
+    @cached_property
+    def _mirror_listing(self) -> dict[str, RemoteFile] | None:
+        """mirror.json's listing, read once per source (mirrorlist.parse_listing)."""
+        try:  # most sites are no mirror: a 404, an HTML fallback page, offline uncached
+            data = self.probe(MIRROR_STATE, max_bytes=MIRROR_MAX_BYTES)
+        except OntoskillsError:
+            return None
+        return None if data is None else parse_listing(data, MIRROR_STATE)
 
     def close(self) -> None:
         self._closed.set()  # stop in-flight downloads at their next chunk
