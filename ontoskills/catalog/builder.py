@@ -14,7 +14,7 @@ from ..intents import parse_intents
 from ..limits import MAX_INTENTS_PER_SKILL
 from ..paths import Home
 from ..skillheader import SkillHeader, read_skill_header
-from .model import CatalogData, SkillRecord, empty_vectors
+from .model import VIEW_INTENTS, CatalogData, SkillRecord, empty_vectors, empty_views
 from .schema import build_schema
 
 INTENTS_FILE = "intents.json"
@@ -207,6 +207,7 @@ class Builder:
             owner = np.asarray(self.vectors.owner, dtype=np.int32)
         else:
             vectors, owner = empty_vectors()
+        views = self.derive_views()
         bodies: list[dict[str, list[str]]] = [{} for _ in self.records]
         for m in self.modules:
             for kind, texts in m.header.body.items():
@@ -221,7 +222,23 @@ class Builder:
             problems=self.problems,
             schema=build_schema(*self.usage),
             derived_vectors=self.vectors.derived,
+            views=views,
         )
+
+    def derive_views(self) -> np.ndarray:
+        """Every skill read whole (SkillRecord.view_texts), encoded by the query's encoder:
+        never stored by a registry, so always this model's space. Through the same
+        per-model cache as derived intents: one encode per text and model, ever."""
+        if self.encode is None or not self.records:
+            return empty_views()
+        texts = [t for r in self.records for t in r.view_texts]
+        encoded = np.asarray(self.encode(texts), dtype=np.float32)
+        if encoded.ndim != 2 or (
+            self.vectors.dim is not None and encoded.shape[1] != self.vectors.dim
+        ):
+            return empty_views()  # a mismatch is already reported by derive_missing_vectors
+        encoded /= np.clip(np.linalg.norm(encoded, axis=1, keepdims=True), 1e-12, None)
+        return encoded.reshape(len(self.records), len(VIEW_INTENTS), encoded.shape[1])
 
 
 def merge(a: list[str], b: list[str]) -> list[str]:

@@ -9,6 +9,10 @@ from typing import Any
 import numpy as np
 
 SUMMARY_WORDS = 32
+# The two whole-skill texts each skill also gets a vector for (search/semantic.py "views"):
+# how many intents each joins, and a bound on the text (the encoder truncates anyway).
+VIEW_INTENTS = (12, 6)
+VIEW_CHARS = 1200
 _NAME_SPLIT = re.compile(r"[-_./\s]+|(?<=[a-z0-9])(?=[A-Z])")  # kebab/snake/camel -> words
 
 
@@ -47,6 +51,17 @@ class SkillRecord:
         return " ".join(_NAME_SPLIT.split(self.name or self.skill_id)).strip()
 
     @property
+    def view_texts(self) -> tuple[str, str]:
+        """The skill read whole, in two texts the encoder embeds next to its single intents
+        (issue 26): its intents joined (what it is for, in every phrasing its author gave:
+        a paraphrase that matches no one intent often matches their sum), and its name,
+        description and first intents (what it is). Chosen on the dev sets, docs/SEARCH.md."""
+        name = self.name or self.skill_id.replace("-", " ")
+        bag = ". ".join(self.intents[: VIEW_INTENTS[0]]) or self.description or name
+        about = f"{name}: {self.description} " + ". ".join(self.intents[: VIEW_INTENTS[1]])
+        return bag[:VIEW_CHARS], about.strip()[:VIEW_CHARS]
+
+    @property
     def short_id(self) -> str:
         return self.key.rsplit("/", 1)[1]
 
@@ -71,6 +86,9 @@ class CatalogData:
     problems: list[str]
     schema: dict[str, Any]
     derived_vectors: int = 0  # how many rows were encoded by us (modules without vectors)
+    # Whole-skill vectors (SkillRecord.view_texts), float32 [n_records, 2, dim], encoded by
+    # the query's own encoder; shape (0, 2, 0) without an encoder (search then fuses as before).
+    views: np.ndarray = field(default_factory=lambda: empty_views())
     # The BM25 postings (terms + flat arrays, see search/bm25.py), computed once at build
     # time and kept in the snapshot: tokenizing and indexing every skill dominated start-up.
     bm25_terms: list[str] | None = None
@@ -86,6 +104,10 @@ class CatalogData:
     @property
     def has_vectors(self) -> bool:
         return self.vectors.shape[0] > 0
+
+
+def empty_views() -> np.ndarray:
+    return np.zeros((0, len(VIEW_INTENTS), 0), dtype=np.float32)
 
 
 def empty_vectors() -> tuple[np.ndarray, np.ndarray]:

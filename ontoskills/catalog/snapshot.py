@@ -43,9 +43,9 @@ from ..asciinum import json_uint
 from ..errors import UnsafePathError
 from ..fsutil import atomic_write_bytes, remove_file
 from ..safety import check_relpath
-from .model import CatalogData, SkillRecord
+from .model import VIEW_INTENTS, CatalogData, SkillRecord
 
-FORMAT = 7  # bump when the record layout, the tokenizer or how modules are read changes
+FORMAT = 8  # bump when the record layout, the tokenizer or how modules are read changes
 _DIR = "search-index"
 _ALIGN = 64  # each array's offset: aligned loads for every dtype (and cache lines)
 _DTYPES = frozenset({"<f4", "<i4", "<i8", "|b1"})  # all we write; nothing else is read
@@ -125,7 +125,7 @@ def _view(buf: mmap.mmap | bytes, entry: Any) -> np.ndarray:
     if (
         dt not in _DTYPES
         or not isinstance(shape, list)
-        or len(shape) > 2
+        or len(shape) > 3
         or not all(type(n) is int and n >= 0 for n in shape)
         or type(offset) is not int
         or offset < 0
@@ -155,6 +155,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
         buf = _map(arrays_path, meta["arrays_size"])
         arrays = {name: _view(buf, entry) for name, entry in layout.items()}
         vectors, owner = arrays.pop("vectors"), arrays.pop("vector_owner")
+        views = arrays.pop("views")
         records = [SkillRecord.from_json(r) for r in meta["records"]]
         if not all(_confined(r, tree) for r in records):
             return None
@@ -167,6 +168,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
             or vectors.dtype != np.float32
             or owner.dtype != np.int32
             or (n and (int(owner.min()) < 0 or int(owner.max()) >= len(records)))
+            or not _views_fit(views, len(records))
         ):
             return None
         bm25 = {k[len(_BM25) :]: v for k, v in arrays.items() if k.startswith(_BM25)}
@@ -180,6 +182,7 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
             problems=list(meta["problems"]),
             schema=dict(meta["schema"]),
             derived_vectors=_count(meta.get("derived_vectors", 0)),
+            views=views,
             bm25_terms=list(meta["bm25_terms"]),
             bm25_arrays=bm25,
             intent_terms=list(meta["intent_terms"]),
@@ -187,6 +190,16 @@ def load_snapshot(derived_dir: Path, key: str, *, tree: Path) -> CatalogData | N
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # absent or damaged: rebuild
+
+
+def _views_fit(views: np.ndarray, n_records: int) -> bool:
+    """Whole-skill vectors: one pair per record, or none at all (no encoder)."""
+    return (
+        views.ndim == 3
+        and views.dtype == np.float32
+        and views.shape[1] == len(VIEW_INTENTS)
+        and views.shape[0] in (0, n_records)
+    )
 
 
 def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
@@ -197,6 +210,7 @@ def save_snapshot(derived_dir: Path, key: str, data: CatalogData) -> None:
     arrays = {
         "vectors": data.vectors[order].astype(np.float32, copy=False),
         "vector_owner": data.vector_owner[order].astype(np.int32, copy=False),
+        "views": data.views.astype(np.float32, copy=False),
         **{_BM25 + k: v for k, v in (data.bm25_arrays or {}).items()},
         **{_INTENTS + k: v for k, v in (data.intent_arrays or {}).items()},
     }

@@ -24,6 +24,9 @@ from .documents import build_bm25, build_intents
 from .semantic import SemanticIndex
 
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
+# ... when the semantic side also reads each skill whole (its views, semantic.py): that
+# side is then strong enough to weigh more (issue 26, chosen on the dev sets: docs/SEARCH.md)
+VIEWS_ALPHA = 0.6
 MAX_MATCHED_INTENTS = 3
 MAX_DISABLED = 3  # disabled skills reported per answer
 DISABLED_SHARE = 0.5  # ... and only those scoring at least this share of the best match
@@ -97,7 +100,7 @@ class Ranker:
         self.intents, intents_reused = build_intents(data)
         self.reused = bm25_reused and intents_reused  # both read from the snapshot
         self.semantic = (
-            SemanticIndex(data.vectors, data.vector_owner, len(data.records))
+            SemanticIndex(data.vectors, data.vector_owner, len(data.records), data.views)
             if data.has_vectors
             else None
         )
@@ -145,27 +148,34 @@ class Ranker:
 
     # ------------------------------------------------------------ 1. score
     def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
+        """BM25 and meaning (semantic.meaning), each over its best, weighed."""
+        alpha = (
+            VIEWS_ALPHA
+            if self.semantic is not None and self.semantic.views is not None
+            else HYBRID_ALPHA
+        )
         top_bm = float(bm.max()) if len(bm) else 0.0
         bm_n = bm / top_bm if top_bm > 0 else bm
         sem_c = np.clip(sem, 0.0, None)
         top_sem = float(sem_c.max()) if len(sem_c) else 0.0
         sem_n = sem_c / top_sem if top_sem > 0 else sem_c
-        return HYBRID_ALPHA * sem_n + (1 - HYBRID_ALPHA) * bm_n
+        return alpha * sem_n + (1 - alpha) * bm_n
 
     def score(self, terms: list[str], qvec: np.ndarray | None, mode: str) -> Scores:
         n = len(self.records)
         bm = self.bm25.scores(terms) if mode != "semantic" else np.zeros(n, np.float32)
         sims: np.ndarray | None = None
-        sem = np.zeros(n, np.float32)
+        sem = meaning = np.zeros(n, np.float32)
         if qvec is not None and self.semantic is not None:
             sims = self.semantic.similarities(qvec)
             sem = self.semantic.best_per_skill(sims)
+            meaning = self.semantic.meaning(qvec, sem)
         if mode == "bm25":
             score = bm
         elif mode == "semantic":
-            score = np.clip(sem, 0.0, None)
+            score = np.clip(meaning, 0.0, None)
         else:
-            score = self.fuse(bm, sem)
+            score = self.fuse(bm, meaning)
         return Scores(terms, mode, bm, sem, sims, score * self.trust)
 
     # ------------------------------------------------------------ 2. candidates
@@ -211,9 +221,7 @@ class Ranker:
         return hits, disabled
 
     # ------------------------------------------------------------ 4. explain
-    def explain(
-        self, scores: Scores, hits: list[Hit], disabled: list[Hit], floor: int
-    ) -> Ranking:
+    def explain(self, scores: Scores, hits: list[Hit], disabled: list[Hit], floor: int) -> Ranking:
         """Matched intents for every hit, and the confidence evidence of the top one."""
         terms, sims = scores.terms, scores.sims
         for h in (*hits, *disabled):

@@ -11,7 +11,13 @@ CHUNK_ROWS = 1024
 
 
 class SemanticIndex:
-    def __init__(self, vectors: np.ndarray, owner: np.ndarray, n_skills: int) -> None:
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        owner: np.ndarray,
+        n_skills: int,
+        views: np.ndarray | None = None,
+    ) -> None:
         if len(owner) and bool(np.all(owner[1:] >= owner[:-1])):
             # Already grouped (a snapshot stores them so): used as they are, so vectors
             # memory-mapped from the snapshot stay the file's pages, not a heap copy.
@@ -24,6 +30,12 @@ class SemanticIndex:
             self.owner = owner[order]
         self.row_ids = order  # position in the original (vector_text) order
         self.n_skills = n_skills
+        # Whole-skill vectors [n_skills, k, dim] (catalog/model.SkillRecord.view_texts), kept
+        # flat so one product scores them; None when the catalog has none.
+        self.views: np.ndarray | None = None
+        if views is not None and views.ndim == 3 and views.shape[0] == n_skills and n_skills:
+            self.views = np.ascontiguousarray(views.reshape(-1, views.shape[2]), np.float32)
+            self.n_views = int(views.shape[1])
         if len(self.owner):
             self.starts = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
             self.skills = self.owner[self.starts]
@@ -36,15 +48,17 @@ class SemanticIndex:
         return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
 
     def similarities(self, query: np.ndarray) -> np.ndarray:
+        return self.similarities_of(self.vectors, query)
+
+    @staticmethod
+    def similarities_of(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
         q = np.ascontiguousarray(query, dtype=np.float32)
-        n = self.vectors.shape[0]
+        n = matrix.shape[0]
         if n <= CHUNK_ROWS:
-            return self.vectors @ q
+            return matrix @ q
         out = np.empty(n, dtype=np.float32)
         for start in range(0, n, CHUNK_ROWS):
-            np.matmul(
-                self.vectors[start : start + CHUNK_ROWS], q, out=out[start : start + CHUNK_ROWS]
-            )
+            np.matmul(matrix[start : start + CHUNK_ROWS], q, out=out[start : start + CHUNK_ROWS])
         return out
 
     def best_per_skill(self, sims: np.ndarray) -> np.ndarray:
@@ -53,6 +67,15 @@ class SemanticIndex:
         if len(sims):
             out[self.skills] = np.maximum.reduceat(sims, self.starts)
         return out
+
+    def meaning(self, query: np.ndarray, best: np.ndarray) -> np.ndarray:
+        """How close the query is to each skill: the mean of its best intent's cosine and
+        its whole-skill views' cosines (issue 26: a paraphrase close to no single intent is
+        often close to the skill read whole). `best` as is when there are no views."""
+        if self.views is None or self.views.shape[1] != len(query):
+            return best
+        sims = self.similarities_of(self.views, query).reshape(self.n_skills, self.n_views)
+        return ((best + sims.sum(axis=1)) / (1 + self.n_views)).astype(np.float32)
 
     def top_rows(self, sims: np.ndarray, skill: int, n: int = 2) -> list[int]:
         """Original row ids of a skill's best-matching intents."""

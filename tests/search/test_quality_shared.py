@@ -45,7 +45,10 @@ def test_dev_queries_every_mode(cli: CliRunner, env: dict[str, str], tmp_path: P
     assert svc.state.data.derived_vectors > 0
     cache = Path(env["ONTOSKILLS_HOME"]) / "state/derived/vector-cache"
     (texts,) = [json.loads(p.read_text()) for p in cache.glob("*.json")]
-    assert sorted(texts) == sorted({r.summary_text for r in svc.state.data.records})
+    records = svc.state.data.records
+    # ... and each skill's two views (issue 26, catalog/model.SkillRecord.view_texts)
+    views = {t for r in records for t in r.view_texts}
+    assert sorted(texts) == sorted({r.summary_text for r in records} | views)
     hits = svc.search("show mockups in a browser while brainstorming", mode="semantic")
     assert hits.results[0].skill == "obra/superpowers/brainstorming"  # visual-companion.ttl
     # Confidence: the full-registry dev set's negatives (nothing installed fits them) are
