@@ -155,26 +155,45 @@ def cell(ranks: list[int | None]) -> str:
     return f"{r1:.3f} / {r5:.3f}"
 
 
-def fixed(views: tuple[str, ...], alpha: float, intent: float = 1.0) -> Variant:
+def fixed(views: tuple[str, ...], alpha: float, intent: float = 1.0, gate: float = 0.0) -> Variant:
+    """meaning = intent x best intent + the views; `gate` > 0: BM25 x min(1, its winner's
+    coverage of the query / gate) (the shipped BM25_FULL_COVERAGE is 0.5)."""
+
     def fuse(ranker: Ranker, row: Row) -> np.ndarray:
         meaning = intent * row["sem"] + sum((row[v] for v in views), np.zeros_like(row["sem"]))
-        return alpha * norm(meaning) + (1 - alpha) * norm(row["bm"])
+        bm = norm(row["bm"])
+        if gate and float(row["bm"].max()) > 0:
+            coverage, _ = ranker.bm25.evidence(row["terms"], int(np.argmax(row["bm"])))
+            bm = bm * min(1.0, coverage / gate)
+        return alpha * norm(meaning) + (1 - alpha) * bm
 
     return fuse
 
 
+BOTH = ("bag", "about")
 VARIANTS: dict[str, Variant] = {
     "no views, alpha 0.5 (before)": fixed((), 0.5),
     "no views, alpha 0.6": fixed((), 0.6),
+    "no views, BM25 gated at coverage 0.5": fixed((), 0.5, gate=0.5),
     **{f"+ {t}, alpha 0.5": fixed((t,), 0.5) for t in TEXTS},
     "+ bag (intents joined), alpha 0.5": fixed(("bag",), 0.5),
     "+ about (name: desc + 6 intents), alpha 0.5": fixed(("about",), 0.5),
-    "+ bag + about, alpha 0.5": fixed(("bag", "about"), 0.5),
-    "+ bag + about, alpha 0.55": fixed(("bag", "about"), 0.55),
-    "**+ bag + about, alpha 0.6 (shipped)**": fixed(("bag", "about"), 0.6),
-    "+ bag + about, alpha 0.65": fixed(("bag", "about"), 0.65),
-    "+ bag + about, best intent x 0.5, alpha 0.6": fixed(("bag", "about"), 0.6, 0.5),
-    "meaning alone (semantic mode)": fixed(("bag", "about"), 1.0),
+    "+ bag + about, alpha 0.5": fixed(BOTH, 0.5),
+    "+ bag + about, alpha 0.55": fixed(BOTH, 0.55),
+    "+ bag + about, alpha 0.6": fixed(BOTH, 0.6),
+    "+ bag + about, alpha 0.65": fixed(BOTH, 0.65),
+    "+ bag + about, best intent x 0.5, alpha 0.6": fixed(BOTH, 0.6, 0.5),
+    **{
+        f"+ bag + about, alpha {a}, BM25 gated at coverage {g}": fixed(BOTH, a, gate=g)
+        for g in (0.3, 0.4, 0.6, 0.7)
+        for a in (0.5, 0.6)
+    },
+    "+ bag + about, alpha 0.45, BM25 gated at coverage 0.5": fixed(BOTH, 0.45, gate=0.5),
+    "**+ bag + about, alpha 0.5, BM25 gated at coverage 0.5 (shipped)**": fixed(
+        BOTH, 0.5, gate=0.5
+    ),
+    "+ bag + about, alpha 0.55, BM25 gated at coverage 0.5": fixed(BOTH, 0.55, gate=0.5),
+    "meaning alone (semantic mode)": fixed(BOTH, 1.0),
 }
 
 

@@ -24,9 +24,12 @@ from .documents import build_bm25, build_intents
 from .semantic import SemanticIndex
 
 HYBRID_ALPHA = 0.5  # weight of the semantic side in the fused score
-# ... when the semantic side also reads each skill whole (its views, semantic.py): that
-# side is then strong enough to weigh more (issue 26, chosen on the dev sets: docs/SEARCH.md)
-VIEWS_ALPHA = 0.6
+# With views (the semantic side reads each skill whole, semantic.py), BM25's side counts in
+# full only when its own winner explains at least this share of the query's idf mass
+# (bm25.evidence), and proportionally less below: a winner that matches one stray word of a
+# paraphrase is no evidence, and the meaning side is then strong enough to decide alone
+# (issue 26; chosen on the dev sets: docs/SEARCH.md "Views").
+BM25_FULL_COVERAGE = 0.5
 MAX_MATCHED_INTENTS = 3
 MAX_DISABLED = 3  # disabled skills reported per answer
 DISABLED_SHARE = 0.5  # ... and only those scoring at least this share of the best match
@@ -147,19 +150,21 @@ class Ranker:
         return self.explain(scores, hits[:top_k], disabled, floor)
 
     # ------------------------------------------------------------ 1. score
-    def fuse(self, bm: np.ndarray, sem: np.ndarray) -> np.ndarray:
-        """BM25 and meaning (semantic.meaning), each over its best, weighed."""
-        alpha = (
-            VIEWS_ALPHA
-            if self.semantic is not None and self.semantic.views is not None
-            else HYBRID_ALPHA
-        )
+    def fuse(
+        self, bm: np.ndarray, sem: np.ndarray, terms: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """BM25 and meaning (semantic.meaning), each over its best, weighed; given the
+        query's terms and a catalog with views, BM25 weighed by its winner's coverage."""
         top_bm = float(bm.max()) if len(bm) else 0.0
         bm_n = bm / top_bm if top_bm > 0 else bm
+        views = self.semantic is not None and self.semantic.views is not None
+        if terms is not None and top_bm > 0 and views:
+            coverage, _ = self.bm25.evidence(list(terms), int(np.argmax(bm)))
+            bm_n = bm_n * min(1.0, coverage / BM25_FULL_COVERAGE)
         sem_c = np.clip(sem, 0.0, None)
         top_sem = float(sem_c.max()) if len(sem_c) else 0.0
         sem_n = sem_c / top_sem if top_sem > 0 else sem_c
-        return alpha * sem_n + (1 - alpha) * bm_n
+        return HYBRID_ALPHA * sem_n + (1 - HYBRID_ALPHA) * bm_n
 
     def score(self, terms: list[str], qvec: np.ndarray | None, mode: str) -> Scores:
         n = len(self.records)
@@ -175,7 +180,7 @@ class Ranker:
         elif mode == "semantic":
             score = np.clip(meaning, 0.0, None)
         else:
-            score = self.fuse(bm, meaning)
+            score = self.fuse(bm, meaning, terms)
         return Scores(terms, mode, bm, sem, sims, score * self.trust)
 
     # ------------------------------------------------------------ 2. candidates

@@ -14,7 +14,8 @@ from ontoskills.catalog.model import VIEW_CHARS, CatalogData, SkillRecord, empty
 from ontoskills.catalog.snapshot import load_snapshot, save_snapshot
 from ontoskills.paths import Home
 from ontoskills.search.bm25 import BM25Index
-from ontoskills.search.ranking import HYBRID_ALPHA, VIEWS_ALPHA, Ranker
+from ontoskills.search.ranking import BM25_FULL_COVERAGE, HYBRID_ALPHA, Ranker
+from ontoskills.search.tokenize import tokenize
 from tests.helpers.skills import installed_home, service
 from tests.helpers.tinymodel import build_tiny_model
 
@@ -74,14 +75,25 @@ def test_the_skill_read_whole_decides_when_no_single_intent_does() -> None:
     assert np.allclose(scores.sem, [0.3, 0.5], atol=1e-5)
 
 
-def test_hybrid_weighs_meaning_more_only_when_views_are_there() -> None:
+def test_with_views_a_bm25_winner_explaining_little_of_the_query_counts_less() -> None:
+    terms = tokenize("parse quarterly revenue forecasts")  # b's words: only "parse"
     bm = np.array([0.0, 2.0], np.float32)
     sem = np.array([1.0, 0.5], np.float32)
-    old = Ranker(data(empty_views()), BM25Index, {}).fuse(bm, sem)
-    new = Ranker(data(VIEWS), BM25Index, {}).fuse(bm, sem)
-    assert np.allclose(old, [HYBRID_ALPHA, HYBRID_ALPHA * 0.5 + (1 - HYBRID_ALPHA)])
-    assert np.allclose(new, [VIEWS_ALPHA, VIEWS_ALPHA * 0.5 + (1 - VIEWS_ALPHA)])
-    assert VIEWS_ALPHA > HYBRID_ALPHA
+    old = Ranker(data(empty_views()), BM25Index, {})
+    new = Ranker(data(VIEWS), BM25Index, {})
+    coverage, _ = new.bm25.evidence(terms, 1)
+    assert 0 < coverage < 0.25  # one known word of four
+    scale = min(1.0, coverage / BM25_FULL_COVERAGE)
+    assert np.allclose(new.fuse(bm, sem, terms), [HYBRID_ALPHA, HYBRID_ALPHA * 0.5 + 0.5 * scale])
+    assert np.argmax(new.fuse(bm, sem, terms)) == 0  # meaning decides
+    # No views (no encoder at build time), or no terms given: the plain even fusion.
+    even = [HYBRID_ALPHA, HYBRID_ALPHA * 0.5 + (1 - HYBRID_ALPHA)]
+    assert np.allclose(old.fuse(bm, sem, terms), even) and np.argmax(even) == 1
+    assert np.allclose(new.fuse(bm, sem), even)
+    # A winner that explains the query keeps its full weight.
+    full = tokenize("parse a log")
+    assert new.bm25.evidence(full, 1)[0] >= BM25_FULL_COVERAGE
+    assert np.allclose(new.fuse(bm, sem, full), even)
 
 
 def test_view_texts_join_the_intents_and_say_what_the_skill_is() -> None:
