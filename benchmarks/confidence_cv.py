@@ -84,7 +84,10 @@ def collect(service: SkillService, queries: list[dict], mode: str) -> Evidence:
         records = state.data.records
         shown = [{records[h.index].key, *(records[m].key for m in h.also_in)} for h in ranking.hits]
         ok5 = any(keys & set(q["expect"]) for keys in shown[:5])
-        cos = ranking.best_cosine if ranking.best_cosine is not None else float("nan")
+        # the evidence confidence.meaning reads: the top hit's meaning with views, else its
+        # best cosine (issue 26)
+        best = ranking.best_meaning if ranking.best_meaning is not None else ranking.best_cosine
+        cos = best if best is not None else float("nan")
         agree = confidence.agree(ranking)
         rows.append((not q["expect"], ok5, cos, ranking.coverage, ranking.unknown, agree, gap))
     cols = list(zip(*rows, strict=True)) if rows else [()] * 7
@@ -172,11 +175,12 @@ def cross_validate(
     return float(np.mean(pos_share)), float(np.mean(flagged))
 
 
-def shipped(mode: str) -> tuple[float, ...]:
+def shipped(mode: str, views: bool) -> tuple[float, ...]:
     c = confidence
     if mode == "bm25":
         return (1.0, c.COVERAGE_HIGH)
-    return (c.UNKNOWN_COSINE, c.COSINE_HIGH, c.AGREEMENT, c.COVERAGE_ALONE)
+    high = c.MEANING_HIGH if views else c.COSINE_HIGH  # views: confidence reads meaning
+    return (c.UNKNOWN_COSINE, high, c.AGREEMENT, c.COVERAGE_ALONE)
 
 
 def load(path: Path) -> list[dict]:
@@ -230,6 +234,8 @@ def main() -> None:
         queries_file, registry = SETS[name]
         home = home_for(work, shared / registry, shared / "models")
         service = SkillService(home, home.default_lockfile, Config(path=home.config_file))
+        semantic = service.state.ranker.semantic
+        views = semantic is not None and semantic.views is not None
         for mode in ("hybrid", "bm25"):
             evidence[name, mode] = collect(service, load(shared / queries_file), mode)
             if name == "full":
@@ -260,7 +266,7 @@ def main() -> None:
     print(head.format("mode", "rule", "params", "full pos", "full neg", "dev pos", "extra neg"))
     for mode in ("hybrid", "bm25"):
         full = evidence["full", mode]
-        rules = [("shipped", shipped(mode), None)]
+        rules = [("shipped", shipped(mode, views), None)]
         for agreement in (True, False) if mode == "hybrid" else (False,):
             label = "with agreement" if agreement else "no agreement"
             if mode == "bm25":

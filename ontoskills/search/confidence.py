@@ -21,6 +21,11 @@ from .ranking import Ranking
 # Fitted on the full dev set (negatives against positives) with 5-fold cross-validation;
 # out-of-fold figures match in-sample (docs/SEARCH.md, `benchmarks/confidence_cv.py`).
 COSINE_HIGH = 0.31  # semantic/hybrid: best cosine - UNKNOWN_COSINE * unknown
+# ... and with views (issue 26): the top hit's meaning (the mean of its best intent's and its
+# two views' cosines, semantic.py) - UNKNOWN_COSINE * unknown. Fitted the same way on the
+# views' ranking; it flags more of the extra negatives with more positives `high` than the
+# best cosine did (docs/SEARCH.md "Confidence").
+MEANING_HIGH = 0.28
 UNKNOWN_COSINE = 0.25
 # ... lowered by this much when BM25 ranks the skill first and the semantic ranker ranks it
 # in its top AGREE_SEMANTIC_RANK (copies counted once): words and meaning agree.
@@ -42,10 +47,18 @@ def agree(ranking: Ranking) -> bool:
 
 
 def meaning(ranking: Ranking) -> float | None:
-    """Cosine evidence net of the unknown-term penalty (None: no semantic side)."""
-    if ranking.best_cosine is None:
+    """Semantic evidence net of the unknown-term penalty: the top hit's meaning when the
+    catalog has views, else its best cosine (None: no semantic side)."""
+    best = ranking.best_meaning if ranking.best_meaning is not None else ranking.best_cosine
+    if best is None:
         return None
-    return ranking.best_cosine - UNKNOWN_COSINE * ranking.unknown
+    return best - UNKNOWN_COSINE * ranking.unknown
+
+
+def threshold(ranking: Ranking) -> float:
+    """The `high` bar for meaning(ranking), lowered when words and meaning agree."""
+    base = MEANING_HIGH if ranking.best_meaning is not None else COSINE_HIGH
+    return base - (AGREEMENT if agree(ranking) else 0.0)
 
 
 def judge(ranking: Ranking, mode: str, lookup: bool, installed: int) -> str:
@@ -60,7 +73,6 @@ def judge(ranking: Ranking, mode: str, lookup: bool, installed: int) -> str:
     words = ranking.coverage - ranking.unknown
     sense = meaning(ranking)
     if sense is not None:
-        threshold = COSINE_HIGH - (AGREEMENT if agree(ranking) else 0.0)
-        return "high" if sense >= threshold or words >= COVERAGE_ALONE else "low"
+        return "high" if sense >= threshold(ranking) or words >= COVERAGE_ALONE else "low"
     # bm25 (no model): words are all the evidence there is
     return "high" if words >= COVERAGE_HIGH else "low"

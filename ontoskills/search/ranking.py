@@ -61,6 +61,7 @@ class Ranking:
     hits: list[Hit]
     disabled: list[Hit]  # installed-but-disabled skills that would rank among the hits
     best_cosine: float | None = None  # of the top hit (None: no semantic side)
+    best_meaning: float | None = None  # of the top hit, when the catalog has views
     coverage: float = 0.0  # of the query by the top hit (bm25.evidence)
     unknown: float = 0.0  # of the query by no installed skill at all (bm25.evidence)
     # Hybrid only: where each ranker alone puts the top hit (1 = first; copies count once;
@@ -84,6 +85,8 @@ class Scores:
     sem: np.ndarray  # best cosine per skill over its vectors (zeros without a semantic side)
     sims: np.ndarray | None  # cosine per vector row (None: no semantic side)
     final: np.ndarray  # the mode's score x trust weight: the order candidates are taken in
+    # mean of the best intent's and the views' cosines per skill (None: no views)
+    meaning: np.ndarray | None = None
 
 
 class Stage(Protocol):
@@ -171,17 +174,19 @@ class Ranker:
         bm = self.bm25.scores(terms) if mode != "semantic" else np.zeros(n, np.float32)
         sims: np.ndarray | None = None
         sem = meaning = np.zeros(n, np.float32)
+        with_views: np.ndarray | None = None
         if qvec is not None and self.semantic is not None:
             sims = self.semantic.similarities(qvec)
             sem = self.semantic.best_per_skill(sims)
             meaning = self.semantic.meaning(qvec, sem)
+            with_views = meaning if self.semantic.views is not None else None
         if mode == "bm25":
             score = bm
         elif mode == "semantic":
             score = np.clip(meaning, 0.0, None)
         else:
             score = self.fuse(bm, meaning, terms)
-        return Scores(terms, mode, bm, sem, sims, score * self.trust)
+        return Scores(terms, mode, bm, sem, sims, score * self.trust, with_views)
 
     # ------------------------------------------------------------ 2. candidates
     def candidates(
@@ -241,6 +246,8 @@ class Ranker:
         ranking.coverage, ranking.unknown = self.bm25.evidence(terms, top)
         if sims is not None:
             ranking.best_cosine = float(scores.sem[top])
+            if scores.meaning is not None:
+                ranking.best_meaning = float(scores.meaning[top])
             if scores.mode == "hybrid":  # agreement needs both rankers
                 served = (self.tier >= floor) & self.enabled
                 ranking.bm25_rank = self._rank_of(scores.bm * self.trust, top, served)

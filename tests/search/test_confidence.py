@@ -35,6 +35,20 @@ def test_cosine_term() -> None:
     assert judge(ranking(best_cosine=c.COSINE_HIGH - 0.01)) == "low"
 
 
+def test_with_views_the_top_hits_meaning_is_the_evidence() -> None:
+    # Issue 26: a near miss often has one intent close to the query (a high best cosine)
+    # while the skill read whole is not; a catalog with views judges the mean of the three.
+    near_miss = ranking(best_cosine=c.COSINE_HIGH + 0.1, best_meaning=c.MEANING_HIGH - 0.01)
+    assert judge(near_miss) == "low"
+    right = ranking(best_cosine=c.COSINE_HIGH - 0.05, best_meaning=c.MEANING_HIGH)
+    assert judge(right) == "high"
+    # the unknown-term penalty and agreement act on it as on the cosine
+    assert judge(ranking(best_meaning=c.MEANING_HIGH + 0.05, unknown=0.4)) == "low"
+    agreeing = ranking(best_meaning=c.MEANING_HIGH - 0.01, bm25_rank=1, semantic_rank=1)
+    assert judge(agreeing) == "high"
+    assert c.meaning(ranking(best_meaning=0.5, best_cosine=0.9)) == pytest.approx(0.5)
+
+
 def test_unknown_term_lowers_the_cosine_evidence() -> None:
     # 0.4 of the query's idf mass is words no installed skill has ("buttermilk").
     cos = c.COSINE_HIGH + 0.05
