@@ -1,6 +1,7 @@
 """The skeleton's hooks around a commit (install/mutation.py runs them, in this order):
-embeddings prepared before it, then, after it or a discard, embeddings finished, the
-reference indexes (system/index.*.ttl) rewritten, linked agent skills folders refreshed.
+embeddings prepared before it; after it or a discard, embeddings finished and the reference
+indexes (system/index.*.ttl) rewritten; after a commit only, linked agent skills folders
+refreshed.
 
 Each reads the session and the lock it is given (the reference indexes and the links are
 best effort: a warning, the verb's commit stands). Moved out of the skeleton so that file
