@@ -1,4 +1,4 @@
-"""The typer application: global flags and the list of verbs. Nothing else lives here.
+"""The typer application: global flags (declared in commands/_root.py) and the list of verbs.
 
 Each verb (or verb group) is a module under commands/ exposing `register(app)`. A run
 imports only the module of the verb it names (every module for `--help`, a bare
@@ -10,7 +10,7 @@ and `search` must not pay for the install stack, rich tables or the other verbs'
 import importlib
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 
@@ -73,7 +73,7 @@ VERBS: dict[str, str] = {
     "unlink": "link",
     "mirror": "mirror",
 }
-# The root options (see `build_app`): which take a value, which are flags.
+# The root options (commands/_root.py declares them): which take a value, which are flags.
 _VALUE_OPTIONS = ("--home", "--lockfile", "--registry", "--project")
 _FLAGS = (
     "--offline",
@@ -92,7 +92,7 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
     """The CLI with the verbs of `modules` registered (the root options always)."""
     import typer
 
-    from .commands._context import AppContext
+    from .commands._root import root
 
     app = typer.Typer(
         name="ontoskills",
@@ -103,76 +103,7 @@ def build_app(modules: Iterable[str] = COMMAND_MODULES) -> "typer.Typer":
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
-
-    def _version(value: bool) -> None:
-        if value:
-            sys.stdout.write(f"ontoskills {__version__}\n")
-            raise typer.Exit(0)
-
-    @app.callback()
-    def root(
-        ctx: typer.Context,
-        # ONTOSKILLS_HOME / ONTOSKILLS_LOCKFILE move the global home (paths.Home.resolve);
-        # only the flags turn project discovery off (cargo: CARGO_HOME is not the project)
-        home: Annotated[
-            str | None,
-            typer.Option("--home", help="Home folder (no project discovery; env ONTOSKILLS_HOME)."),
-        ] = None,
-        lockfile: Annotated[
-            str | None,
-            typer.Option("--lockfile", help="Lockfile path (no project discovery)."),
-        ] = None,
-        project: Annotated[
-            str | None,
-            typer.Option(
-                "--project",
-                metavar="DIR",
-                help="Use the project found from DIR (ontoskills.toml) instead of the cwd.",
-            ),
-        ] = None,
-        global_home: Annotated[
-            bool,
-            typer.Option("-g", "--global", help="Use the global home, ignoring any project."),
-        ] = False,
-        registry: Annotated[
-            str | None,
-            typer.Option(
-                "--registry",
-                help="Use this registry (name, URL or path) instead of the configured ones.",
-            ),
-        ] = None,
-        offline: Annotated[bool, typer.Option("--offline", help="Use only the cache.")] = False,
-        allow_insecure_http: Annotated[
-            bool, typer.Option("--allow-insecure-http", help="Allow plain http:// registries.")
-        ] = False,
-        require_signed: Annotated[
-            bool,
-            typer.Option(
-                "--require-signed", help="Refuse registries without signed (TUF) metadata."
-            ),
-        ] = False,
-        json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
-        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less output.")] = False,
-        no_color: Annotated[bool, typer.Option("--no-color", help="Disable colors.")] = False,
-        version: Annotated[
-            bool,
-            typer.Option("--version", callback=_version, is_eager=True, help="Show version."),
-        ] = False,
-    ) -> None:
-        ctx.obj = AppContext(
-            home_arg=home,
-            lockfile_arg=lockfile,
-            project_arg=project,
-            global_home=global_home,
-            registry_arg=registry,
-            offline=offline,
-            allow_insecure_http=allow_insecure_http,
-            require_signed=require_signed,
-            json=json,
-            quiet=quiet,
-            no_color=no_color,
-        )
-
+    app.callback()(root)
     for name in modules:
         importlib.import_module(f"ontoskills.commands.{name}").register(app)
     return app

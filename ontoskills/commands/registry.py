@@ -15,7 +15,7 @@ from ..registries import RegistryConfig, RegistryKind, detect_kind
 from ..safety import is_valid_name
 from ..sources import check_location
 from . import _context, registry_maint, registry_signing
-from ._context import JsonOpt, QuietOpt
+from ._context import AppContext, JsonOpt, QuietOpt
 from ._output import Output, run
 
 registry_app = typer.Typer(
@@ -52,36 +52,45 @@ class RegistryRemoved:
         return {"removed": self.removed}
 
 
+RegistryNameArg = Annotated[str, typer.Argument(help="Short name, e.g. 'company'.")]
+LocationArg = Annotated[str, typer.Argument(help="https URL, git URL or local path.")]
+TrustCapOpt = Annotated[
+    Tier | None, typer.Option("--trust", help="Cap the tier of packages from here.")
+]
+KindOpt = Annotated[
+    RegistryKind | None, typer.Option("--kind", help="Force the kind (else guessed).")
+]
+RootOpt = Annotated[
+    Path | None,
+    typer.Option("--root", metavar="FILE", help="Trust this TUF root.json (signed registry)."),
+]
+PackageIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--package-id",
+        metavar="AUTHOR/PKG",
+        help="Kind skills: the package id of the repository (default: owner/repo of its URL).",
+    ),
+]
+FirstUseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-on-first-use",
+        help="Trust the registry's current root.json (prints its key fingerprints).",
+    ),
+]
+
+
 @registry_app.command("add")
 def add_cmd(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Short name, e.g. 'company'.")],
-    url: Annotated[str, typer.Argument(help="https URL, git URL or local path.")],
-    trust: Annotated[
-        Tier | None, typer.Option("--trust", help="Cap the tier of packages from here.")
-    ] = None,
-    kind: Annotated[
-        RegistryKind | None, typer.Option("--kind", help="Force the kind (else guessed).")
-    ] = None,
-    root: Annotated[
-        Path | None,
-        typer.Option("--root", metavar="FILE", help="Trust this TUF root.json (signed registry)."),
-    ] = None,
-    package_id: Annotated[
-        str | None,
-        typer.Option(
-            "--package-id",
-            metavar="AUTHOR/PKG",
-            help="Kind skills: the package id of the repository (default: owner/repo of its URL).",
-        ),
-    ] = None,
-    trust_on_first_use: Annotated[
-        bool,
-        typer.Option(
-            "--trust-on-first-use",
-            help="Trust the registry's current root.json (prints its key fingerprints).",
-        ),
-    ] = False,
+    name: RegistryNameArg,
+    url: LocationArg,
+    trust: TrustCapOpt = None,
+    kind: KindOpt = None,
+    root: RootOpt = None,
+    package_id: PackageIdOpt = None,
+    trust_on_first_use: FirstUseOpt = False,
     json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -109,19 +118,7 @@ def add_cmd(
         if root is not None or trust_on_first_use:
             if root is not None and trust_on_first_use:
                 raise UsageError("--root and --trust-on-first-use exclude each other")
-            from ..signing.trust import pin_root  # tuf: only for a signed registry
-
-            options = app_ctx.source_options(also_token_for=(reg.url,))
-            # beside config.toml, which names the registry: the global home, in a project too
-            pinned = pin_root(reg, root, options, app_ctx.config.path.parent)
-            prints = pinned.fingerprints
-            if pinned.first_use and not app_ctx.json:  # what was trusted, for the user to compare
-                out.info(f"trusting {reg.name}'s root v{pinned.version} on first use; its keys:")
-                for line in prints:
-                    out.info(f"  {line}")
-            reg = RegistryConfig(
-                reg.name, reg.url, reg.kind, reg.trust, pinned.stored, reg.package_id
-            )
+            reg, prints = _pin_root(app_ctx, out, reg, root)
         existing = [r for r in cfg.registries if r.name != name]
         cfg.registries = [*existing, reg]
         cfg.save()
@@ -134,6 +131,24 @@ def add_cmd(
         out.success(f"registry {reg.name} -> {redact_url(reg.url)} ({reg.kind}{cap}{signed})")
 
     run(app_ctx, body, text)
+
+
+def _pin_root(
+    app_ctx: AppContext, out: Output, reg: RegistryConfig, root: Path | None
+) -> tuple[RegistryConfig, list[str]]:
+    """A signed registry's root trusted (`root`: that root.json; None: the registry's current
+    one, on first use): `reg` naming its stored copy, and its keys' fingerprints."""
+    from ..signing.trust import pin_root  # tuf: only for a signed registry
+
+    options = app_ctx.source_options(also_token_for=(reg.url,))
+    # beside config.toml, which names the registry: the global home, in a project too
+    pinned = pin_root(reg, root, options, app_ctx.config.path.parent)
+    if pinned.first_use and not app_ctx.json:  # what was trusted, for the user to compare
+        out.info(f"trusting {reg.name}'s root v{pinned.version} on first use; its keys:")
+        for line in pinned.fingerprints:
+            out.info(f"  {line}")
+    stored = RegistryConfig(reg.name, reg.url, reg.kind, reg.trust, pinned.stored, reg.package_id)
+    return stored, pinned.fingerprints
 
 
 @registry_app.command("list")

@@ -19,7 +19,11 @@ from ._options import SearchModeOpt, VerifyOpt
 from ._output import Output, run
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..server.app import ServeOptions
     from ..server.http import HttpOptions
+    from ._context import AppContext
 
 DEFAULT_PORT = 8765  # server/http.py's, repeated here: the CLI does not import the SDK early
 TOKEN_ENV = "ONTOSKILLS_SERVE_TOKEN"
@@ -99,78 +103,107 @@ def serve_cmd(
         budget = app_ctx.config.serve.context_budget
         if context_budget is not None:
             budget = check_context_budget(context_budget, "--context-budget")
-        http_flags = (
-            ("--host", host),
-            ("--port", port),
-            ("--allow-host", allow_host),
-            ("--allow-origin", allow_origin),
-        )
-        http_only = [flag for flag, value in http_flags if value]
-        if transport == Transport.STDIO and http_only:
-            raise UsageError(
-                f"{', '.join(http_only)} only apply to --transport http",
-                hint="add --transport http, or drop them",
-            )
+        _refuse_http_flags(transport, host, port, allow_host, allow_origin)
         project = app_ctx.project
         if project is not None and project.manifest.policy != Policy():
             from ._project import check_lock_policy
 
             check_lock_policy(app_ctx)  # exit 4 before serving what the policy refuses
         out.info(f"serving {app_ctx.where}")
-        first = None
-        if transport == Transport.STDIO:
-            from ..server.early import answer_initialize
 
-            # The handshake answered before the catalog load and the SDK import can slow it
-            # down on a busy machine (server/early.py).
-            first = answer_initialize()
-        from ..server.prefetch import one_malloc_arena, prefetch_service
+        def options() -> ServeOptions:  # called once the SDK is being imported, not before
+            from ..server.app import ServeOptions
 
-        one_malloc_arena()  # before any thread allocates
-        if first is not None:
-            from ..server.early import answer_tools_list
-
-            # The SDK imported in a thread while a plain tools/list (static) is answered here:
-            # on a busy machine the import alone is seconds (docs/PERFORMANCE.md).
-            first = answer_tools_list(first, _import_sdk)
-        # http: the catalog starts loading now, while the SDK is imported (server/prefetch.py).
-        # stdio: once the SDK is in, below: the client's requests after initialize need the
-        # SDK, not the catalog, and on a busy machine the two compete (docs/PERFORMANCE.md).
-        http_early = (
-            prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
-            if transport == Transport.HTTP
-            else None
-        )
-        # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
-        import anyio
-
-        from ..server.app import ServeOptions
-        from ..server.runner import configure_logging
-
-        options = ServeOptions(
-            min_trust=min_trust,
-            mode=mode,
-            context_budget=budget,
-            prompts=prompts,
-            watch_interval=app_ctx.config.serve.watch_interval,
-        )
-        if transport == Transport.HTTP:
-            from ..server.http import serve_http
-
-            http = _http_options(
-                host, port, allow_host, allow_origin, verbose, app_ctx.config.serve.max_streams
+            return ServeOptions(
+                min_trust=min_trust,
+                mode=mode,
+                context_budget=budget,
+                prompts=prompts,
+                watch_interval=app_ctx.config.serve.watch_interval,
             )
-            configure_logging(verbose)
-            assert http_early is not None
-            anyio.run(serve_http, http_early.get, options, http)
-            return
-        from ..server.runner import serve_stdio
 
-        early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
-        configure_logging(verbose)
-        anyio.run(serve_stdio, early.get, options, first)
+        if transport == Transport.HTTP:
+            flags = (host, port, allow_host, allow_origin)
+            _serve_http(app_ctx, verify, options, flags, verbose)
+        else:
+            _serve_stdio(app_ctx, verify, options, verbose)
 
     run(app_ctx, body)
+
+
+def _refuse_http_flags(
+    transport: Transport,
+    host: str | None,
+    port: int | None,
+    allow_host: list[str] | None,
+    allow_origin: list[str] | None,
+) -> None:
+    http_flags = (
+        ("--host", host),
+        ("--port", port),
+        ("--allow-host", allow_host),
+        ("--allow-origin", allow_origin),
+    )
+    http_only = [flag for flag, value in http_flags if value]
+    if transport == Transport.STDIO and http_only:
+        raise UsageError(
+            f"{', '.join(http_only)} only apply to --transport http",
+            hint="add --transport http, or drop them",
+        )
+
+
+def _serve_stdio(
+    app_ctx: AppContext, verify: VerifyMode, options: Callable[[], ServeOptions], verbose: bool
+) -> None:
+    """The handshake first, then the SDK, then the catalog: on a busy machine each step
+    would slow the one before it (docs/PERFORMANCE.md)."""
+    from ..server.early import answer_initialize
+
+    # The handshake answered before the catalog load and the SDK import can slow it
+    # down on a busy machine (server/early.py).
+    first = answer_initialize()
+    from ..server.prefetch import one_malloc_arena, prefetch_service
+
+    one_malloc_arena()  # before any thread allocates
+    from ..server.early import answer_tools_list
+
+    # The SDK imported in a thread while a plain tools/list (static) is answered here:
+    # on a busy machine the import alone is seconds (docs/PERFORMANCE.md).
+    first = answer_tools_list(first, _import_sdk)
+    # The catalog once the SDK is in: the client's requests after initialize need the SDK,
+    # not the catalog, and on a busy machine the two compete (docs/PERFORMANCE.md).
+    import anyio
+
+    served = options()
+    from ..server.runner import configure_logging, serve_stdio
+
+    early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
+    configure_logging(verbose)
+    anyio.run(serve_stdio, early.get, served, first)
+
+
+def _serve_http(
+    app_ctx: AppContext,
+    verify: VerifyMode,
+    options: Callable[[], ServeOptions],
+    flags: tuple[str | None, int | None, list[str] | None, list[str] | None],
+    verbose: bool,
+) -> None:
+    """The catalog starts loading at once, while the SDK is imported (server/prefetch.py)."""
+    from ..server.prefetch import one_malloc_arena, prefetch_service
+
+    one_malloc_arena()  # before any thread allocates
+    early = prefetch_service(app_ctx.home, app_ctx.lockfile, app_ctx.session_config, verify)
+    # Imported here: the SDK and the search stack are heavy and only `serve` needs them.
+    import anyio
+
+    served = options()
+    from ..server.http import serve_http
+    from ..server.runner import configure_logging
+
+    http = _http_options(*flags, verbose, app_ctx.config.serve.max_streams)
+    configure_logging(verbose)
+    anyio.run(serve_http, early.get, served, http)
 
 
 def _import_sdk() -> None:

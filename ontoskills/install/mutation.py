@@ -9,7 +9,8 @@
 A verb only says what changes (`Mutation.stage` a plan then `apply` the decision install
 and update share, `restore` locked packages, `drop` folders, edit `m.lock`) and commits;
 any failure before the commit discards the staging and leaves the previous tree and lock
-untouched. `Verb` says which hooks a command runs, in one table.
+untouched. `Verb` says which hooks a command runs, in one table; the hooks are in hooks.py,
+what a verb reports (`Change`, `Report`) in report.py.
 """
 
 from __future__ import annotations
@@ -17,25 +18,29 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
 from .. import lockfile
-from ..errors import LockOutdatedError, OntoskillsError, UsageError
+from ..errors import LockOutdatedError, UsageError
 from ..fsutil import sha256_bytes
-from ..lockfile import LockedPackage, Lockfile, load, package_integrity, read_lock_bytes
+from ..lockfile import LockedPackage, Lockfile, package_integrity, read_lock_bytes
 from . import homelock
 from .compat import (
     clear_reference_indexes_pending,
     mark_reference_indexes_pending,
     reference_indexes_pending,
-    write_reference_indexes,
 )
 from .decide import decide
 from .fetch import PackageFetcher
+from .hooks import (
+    finish_embeddings,
+    prepare_embeddings,
+    refresh_links,
+    refresh_reference_indexes,
+)
 from .journal import lock_sha
 from .options import InstallOptions
+from .report import Change, Report
 from .resolve import PackagePlan, check_home_overlap, check_min_trust, plan_from_lock
 from .session import Session, lock_registry_name
 from .state import package_drift
@@ -68,86 +73,6 @@ UPDATE = Verb(
 REMOVE = Verb(name="remove", finish_embeddings=True)
 ENABLE = Verb(name="enable")
 DISABLE = Verb(name="disable")
-
-
-@dataclass
-class Change:
-    package_id: str
-    action: str  # added | updated | installed | reinstalled | unchanged | removed | en/disabled
-    version: str | None = None
-    previous_version: str | None = None
-    trust_tier: str | None = None
-    files: int = 0
-    skills: list[str] = field(default_factory=list)
-    # Installed but not served (the package ships them opt-in, or the user disabled them),
-    # and the command that serves them: search and the MCP tool do not see them until then.
-    disabled: list[str] = field(default_factory=list)
-    enable: str | None = None
-    # Of `disabled`, those the package ships off (`default_enabled: false`, "opt-in"); the
-    # others the user disabled (or a lock restored by `ci` says so): never called opt-in.
-    opt_in: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(
-        cls,
-        action: str,
-        pkg: LockedPackage,
-        previous: LockedPackage | None = None,
-        opt_in: list[str] | None = None,
-    ) -> Change:
-        """A change that leaves `pkg` in the lock (what the CLI reports per package);
-        `opt_in`: the skills its registry manifest ships off, when the command read it."""
-        off = sorted(k for k, on in pkg.skills.items() if not on)
-        whole = bool(off) and len(off) == len(pkg.skills)
-        targets = [pkg.id] if whole else [f"{pkg.id}/{k}" for k in off]
-        return cls(
-            pkg.id,
-            action,
-            pkg.version,
-            previous.version if previous else None,
-            pkg.trust_tier,
-            len(pkg.files),
-            sorted(pkg.skills),
-            off,
-            "ontoskills enable " + " ".join(targets) if off else None,
-            sorted(set(off) & set(opt_in or ())),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "package_id": self.package_id,
-            "action": self.action,
-            "version": self.version,
-            "previous_version": self.previous_version,
-            "trust_tier": self.trust_tier,
-            "files": self.files,
-            "skills": list(self.skills),
-            "disabled": list(self.disabled),
-            "enable": self.enable,
-            "opt_in": list(self.opt_in),
-        }
-
-
-@dataclass
-class Report:
-    """What a mutating command did. Its warnings went through `session.reporter` as they
-    happened (the CLI collects them into the command's result, docs/CLI.md)."""
-
-    command: str
-    lockfile: Path
-    changes: list[Change] = field(default_factory=list)
-    recovered: list[str] = field(default_factory=list)
-    lock_changed: bool = False
-    embeddings: bool = False  # the lock on disk afterwards has [embeddings] (not in the JSON)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "lockfile": str(self.lockfile),
-            "lock_changed": self.lock_changed,
-            "changes": [c.to_json() for c in self.changes],
-            "recovered": list(self.recovered),
-        }
 
 
 class Mutation:
@@ -303,7 +228,9 @@ class Mutation:
         """Prepare embeddings (when the verb does), then swap the tree and write the lock
         (`data`: exact bytes, as `ci` keeps the committed lock; else `m.lock` serialised)."""
         if self.verb.prepare_embeddings:
-            _prepare_embeddings(self)
+            prepare_embeddings(
+                self.session, self.lock, self.txn.dir / "new", self.opts.model_path
+            )
         after = data if data is not None else self.lock.to_bytes(self.session.lockfile_path.parent)
         if self.opts.locked and after != self.before:
             raise LockOutdatedError(
@@ -336,7 +263,7 @@ def mutation(
             # A run killed after its commit but before both system/index.*.ttl were
             # rewritten (found by kill_loop.py's kill-at-a-rename iterations): the lock on
             # disk is the truth, so bring them in step before anything else.
-            if reference_indexes_pending(session.home) and _refresh_reference_indexes(session):
+            if reference_indexes_pending(session.home) and refresh_reference_indexes(session):
                 report.recovered.append("rewrote system/index.*.ttl left behind by a killed run")
             for line in report.recovered:
                 session.reporter.warn(line)
@@ -359,10 +286,10 @@ def mutation(
                 on_disk = m.lock if m.committed else session.lock_at_start()
                 report.embeddings = on_disk.embeddings is not None
                 if verb.finish_embeddings:
-                    _finish_embeddings(session, on_disk)
-                _refresh_reference_indexes(session, on_disk)
+                    finish_embeddings(session, on_disk)
+                refresh_reference_indexes(session, on_disk)
                 if m.committed:
-                    _refresh_links(session)
+                    refresh_links(session)
             except BaseException:
                 if lock_sha(session.lockfile_path) == lock_before:  # nothing was committed
                     clear_reference_indexes_pending(session.home)
@@ -393,72 +320,3 @@ def _verify_signed(session: Session, plan: PackagePlan) -> None:
         f.sha256, f.size = opened.source.expect(
             f"{root}/{f.path}" if root else f.path, f.sha256, f.size
         )
-
-
-def _prepare_embeddings(m: Mutation) -> None:
-    """Model present and verified, staged vectors compatible; records [embeddings] in lock."""
-    session, lock = m.session, m.lock
-    if not (m.opts.model_path or any(p.with_embeddings for p in lock.packages.values())):
-        return
-    from ..embeddings import sync as embeddings_sync  # numpy & co. only when needed
-
-    new = m.txn.dir / "new"
-    staged = {p: new / p for p in lock.packages if (new / p).is_dir()}
-    warnings = embeddings_sync.prepare(
-        session.home,
-        session.config,
-        lock,
-        offline=session.options.offline,
-        model_path=m.opts.model_path,
-        package_dirs=staged,
-        reporter=session.reporter,
-        cache_dir=session.cache.root,
-    )
-    for warning in warnings:
-        session.reporter.warn(warning)
-
-
-def _finish_embeddings(session: Session, lock: Lockfile) -> None:
-    """Sample-check stored vectors, derive missing ones, drop derived data of removed packages
-    (`lock`: the lock on disk now)."""
-    if lock.embeddings is None and not (session.home.derived_dir / "vectors").is_dir():
-        return
-    from ..embeddings import sync as embeddings_sync
-
-    warnings = embeddings_sync.finish(
-        session.home,
-        session.config,
-        lock,
-        reporter=session.reporter,
-        cache_dir=session.cache.root,
-    )
-    for warning in warnings:
-        session.reporter.warn(warning)
-
-
-def _refresh_links(session: Session) -> None:
-    """Agent skills folders written by `ontoskills link` follow what is served now (only
-    when a link record exists: a stat otherwise; best effort, warnings, docs/AGENTS.md)."""
-    from ..agentlink import record
-
-    if not record.exists(session.home):
-        return
-    from ..agentlink.ops import refresh  # the search service: only when something is linked
-
-    session.reporter.stage("refreshing linked agent skills folders")
-    try:  # the verb's commit stands whatever happens here
-        refresh(session.home, session.lockfile_path, session.config, session.reporter)
-    except (OSError, OntoskillsError, ValueError) as exc:
-        session.reporter.warn(f"linked agent skills folders not refreshed: {exc}")
-
-
-def _refresh_reference_indexes(session: Session, lock: Lockfile | None = None) -> bool:
-    """Keep system/index.*.ttl in step with the lock (`lock`: the one on disk, read when not
-    given) (best effort: a warning on failure). True when a file was rewritten."""
-    try:
-        if lock is None:
-            lock = load(session.lockfile_path)
-        return write_reference_indexes(session.home, lock)
-    except (OSError, OntoskillsError) as exc:
-        session.reporter.warn(f"could not refresh system/index.enabled.ttl: {exc}")
-        return False

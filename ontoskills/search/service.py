@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from ..catalog.live import LiveCatalog, View
 from ..catalog.model import CatalogData, SkillRecord
 from ..config import DEFAULT_CONTEXT_BUDGET, Config, SearchMode
 from ..embeddings.encoder import Encoder
-from ..errors import NotFoundError, UsageError
+from ..errors import UsageError
 from ..manifest import Tier, tier_rank
 from ..paths import Home
 from ..progress import Reporter
@@ -31,14 +31,14 @@ from .answer import (
     SearchResponse,
     SearchResult,
     build_response,
-    enable_command,
 )
 from .bm25 import BM25Index
-from .cache import WeightedLRU, context_weight, disclosure_weight
+from .cache import context_weight, disclosure_weight
 from .confidence import judge
 from .lookup import NameIndex
 from .ranking import Ranker
 from .tokenize import tokenize
+from .viewstate import ViewState, disabled_idx, resolve_key, served_record
 
 if TYPE_CHECKING:
     from ..catalog.context import SkillContext
@@ -62,20 +62,6 @@ class SkillSummary:
     description: str
     trust_tier: str
     package: str
-
-
-@dataclass
-class _State:
-    """What search makes of one catalog view: the ranker, the name index and caches."""
-
-    data: CatalogData
-    ranker: Ranker
-    names: NameIndex
-    by_key: dict[str, int]
-    semantic_ok: bool | None = None  # vectors + an encoder of their dimension (checked lazily)
-    # Parsed contexts ("ctx", key) and split answers ("disclosure", key, budget), within one
-    # byte budget (cache.py): the skills an agent is working with.
-    cache: WeightedLRU = field(default_factory=WeightedLRU)
 
 
 def check_min_trust(min_trust: str | None) -> int:
@@ -127,7 +113,7 @@ class SkillService:
             def rebuild() -> bool:
                 return rebuild_elsewhere(home, lockfile, config, verify)
 
-        self.catalog: LiveCatalog[_State] = LiveCatalog(
+        self.catalog: LiveCatalog[ViewState] = LiveCatalog(
             home,
             lockfile,
             config,
@@ -138,14 +124,14 @@ class SkillService:
             reporter=reporter,
         )
 
-    def _index(self, data: CatalogData, fresh: bool) -> _State | None:
+    def _index(self, data: CatalogData, fresh: bool) -> ViewState | None:
         """The ranker over a new catalog view; None when a snapshot's stored BM25 postings or
         intent terms do not fit it (the catalog then rebuilds from the tree, and the ranker
         fills them)."""
         ranker = Ranker(data, BM25Index, self.config.search.trust_weights)
         if not fresh and not ranker.reused:
             return None
-        return _State(
+        return ViewState(
             data=data,
             ranker=ranker,
             names=NameIndex(data.records),
@@ -157,7 +143,7 @@ class SkillService:
         return self.catalog.refresh()
 
     @property
-    def state(self) -> _State:
+    def state(self) -> ViewState:
         return self.catalog.view.index
 
     # ------------------------------------------------------------------ queries
@@ -169,7 +155,7 @@ class SkillService:
 
     def resolve(self, q: str) -> str | None:
         """The key of the enabled skill `q` names, or None."""
-        return _resolve(self.state, q)
+        return resolve_key(self.state, q)
 
     def skills(self, *, min_trust: str | None = None) -> list[SkillSummary]:
         """The served (enabled) skills."""
@@ -197,7 +183,7 @@ class SkillService:
         vectors are there, else bm25."""
         return self._mode(self.catalog.view, mode)
 
-    def _mode(self, view: View[_State], mode: str) -> SearchMode:
+    def _mode(self, view: View[ViewState], mode: str) -> SearchMode:
         asked = SearchMode.get(mode)
         if asked is None:
             raise UsageError(
@@ -231,7 +217,7 @@ class SkillService:
         lookup_idx = state.names.resolve(text)
         if lookup_idx is not None and tier_rank(records[lookup_idx].trust_tier) < floor:
             lookup_idx = None
-        off_idx = _disabled_idx(state, text) if lookup_idx is None else None
+        off_idx = disabled_idx(state, text) if lookup_idx is None else None
         if off_idx is not None and tier_rank(records[off_idx].trust_tier) < floor:
             off_idx = None
         # Issue 26: a query in another language is searched as its English rendering
@@ -255,13 +241,13 @@ class SkillService:
         )
 
     def record(self, key: str) -> SkillRecord:
-        return _record(self.state, key)
+        return served_record(self.state, key)
 
     def context(self, key: str) -> SkillContext:
         state = self.state
-        return self._context(state, _record(state, key))
+        return self._context(state, served_record(state, key))
 
-    def _context(self, state: _State, rec: SkillRecord, *, keep: bool = True) -> SkillContext:
+    def _context(self, state: ViewState, rec: SkillRecord, *, keep: bool = True) -> SkillContext:
         """The parsed context; `keep=False`: not cached on its own (a disclosure made of it
         holds it, and is weighed with it)."""
         with self._lock:
@@ -284,9 +270,9 @@ class SkillService:
         state = self.state
         # The '#' split first: "pdf#code" is pdf's code, even if a skill "pdf-code" exists.
         ref = split_ref(q)
-        if ref is not None and (key := _resolve(state, ref[0])) is not None:
+        if ref is not None and (key := resolve_key(state, ref[0])) is not None:
             return key, ref[1]
-        key = _resolve(state, q)  # a plain name, or an IRI (whose '#' is its own)
+        key = resolve_key(state, q)  # a plain name, or an IRI (whose '#' is its own)
         return (key, None) if key is not None else None
 
     def same_named(self, q: str) -> list[str]:
@@ -303,7 +289,7 @@ class SkillService:
     def disclosure(self, key: str, budget: int = DEFAULT_CONTEXT_BUDGET) -> Disclosure:
         """The skill's parts and budgeted answers (cached per skill and budget)."""
         state = self.state
-        rec = _record(state, key)
+        rec = served_record(state, key)
         with self._lock:
             found: Disclosure | None = state.cache.get(("disclosure", rec.key, budget))
             if found is not None:
@@ -333,44 +319,7 @@ class SkillService:
         return found
 
 
-def _resolve(state: _State, q: str) -> str | None:
-    idx = state.names.resolve(q)
-    return state.data.records[idx].key if idx is not None else None
-
-
-def _record(state: _State, key: str) -> SkillRecord:
-    """The enabled skill `key` names (its key or any of its names)."""
-    idx = state.by_key.get(key)
-    if idx is None:
-        idx = state.names.resolve(key)
-    if idx is None:
-        idx = _disabled_idx(state, key)
-    if idx is None:
-        raise NotFoundError(
-            f"no installed skill named {key!r}",
-            hint="`ontoskills search` finds skills; `ontoskills list` shows packages",
-        )
-    rec = state.data.records[idx]
-    if not rec.enabled:
-        raise NotFoundError(
-            f"{rec.key} is installed but disabled, so it is not served",
-            hint=f"`{enable_command([rec.key])}` turns it on",
-        )
-    return rec
-
-
-def _disabled_idx(state: _State, q: str) -> int | None:
-    """The disabled skill `q` names, also as `skill#part` (asking for a part of a skill that
-    is off must say how to turn it on, not search for the words)."""
-    idx = state.names.resolve(q, enabled=False)
-    if idx is None:
-        ref = split_ref(q)
-        if ref is not None:
-            idx = state.names.resolve(ref[0], enabled=False)
-    return idx
-
-
-def _semantic_ok(view: View[_State]) -> bool:
+def _semantic_ok(view: View[ViewState]) -> bool:
     """Vectors and an encoder of their dimension, for this view (checked once per view)."""
     state = view.index
     if state.semantic_ok is None:

@@ -72,6 +72,20 @@ def test_a_run_registers_only_its_verb(
     assert cli.modules_for(argv) == modules
 
 
+def test_the_leading_option_lists_are_the_root_callbacks_options() -> None:
+    """cli.py picks the verb with plain lists of the root options (no typer loaded); the
+    callback declaring them lives in commands/_root.py: the two must not drift apart, or a
+    value of a new option would be taken for the verb."""
+    command = typer.main.get_command(cli.build_app(("search",)))
+    takes_value: set[str] = set()
+    flags: set[str] = set()
+    for param in command.params:  # every one an option (typer's own click: no isinstance)
+        if "--version" not in param.opts:
+            (flags if getattr(param, "is_flag", False) else takes_value).update(param.opts)
+    assert takes_value == set(cli._VALUE_OPTIONS)
+    assert flags == set(cli._FLAGS)
+
+
 def test_version_imports_no_command_and_no_library(env: dict[str, str]) -> None:
     mods = imported(env, "--version")
     assert not roots(mods) & {*HEAVY, "typer", "click", "pydantic"}
