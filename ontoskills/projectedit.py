@@ -15,9 +15,9 @@ import tomlkit
 from tomlkit.items import InlineTable, Table
 
 from . import limits, tomlio
-from .errors import ConfigError, UsageError
+from .errors import ConfigError, UnsafePathError, UsageError
 from .fsutil import atomic_write_through
-from .project import LOCK_NAME, MANIFEST_NAME, TREE_NAME, load_manifest
+from .project import LOCK_NAME, MANIFEST_NAME, TREE_NAME, discover, load_manifest
 
 TEMPLATE = """\
 # The skills this project wants. `ontoskills add author/pkg` edits this file and
@@ -58,9 +58,11 @@ TEMPLATE = """\
 GITIGNORE_LINE = f"/{TREE_NAME}/"
 
 
-def init(folder: Path) -> list[Path]:
-    """Write a commented manifest in `folder` and ignore its tree in `.gitignore`; the files
-    written. An existing manifest is never overwritten (exit 2)."""
+def init(folder: Path) -> tuple[list[Path], Path | None]:
+    """Write a commented manifest in `folder` and ignore its tree in `.gitignore`: the files
+    written, and the workspace root when `folder` is one of its `[workspace] members` (a
+    member has no tree or lock of its own, the root's serve it: no `.gitignore` then). An
+    existing manifest is never overwritten (exit 2)."""
     manifest = folder / MANIFEST_NAME
     if os.path.lexists(manifest):
         raise UsageError(
@@ -69,9 +71,15 @@ def init(folder: Path) -> list[Path]:
         )
     written = [manifest]
     atomic_write_through(manifest, TEMPLATE.encode("utf-8"))
+    try:
+        found = discover(folder)
+    except (ConfigError, UnsafePathError):  # a broken manifest above: its commands say so
+        found = None
+    if found is not None and found.root != Path(os.path.abspath(folder)):
+        return written, found.root
     if ignore_tree(folder / ".gitignore"):
         written.append(folder / ".gitignore")
-    return written
+    return written, None
 
 
 def ignore_tree(gitignore: Path) -> bool:
@@ -166,6 +174,9 @@ def _declare_registry(doc: tomlkit.TOMLDocument, name: str, keys: dict[str, str]
 def remove(path: Path, package_ids: list[str]) -> bytes:
     """Drop packages from the manifest's `[dependencies]`; the file's previous bytes.
     A package not declared in this manifest is exit 2 (it may be a member's)."""
+    # once each: `remove a/b a/b` deleted a/b, then found it "not in [dependencies]" (exit 2);
+    # the global remove acts once
+    package_ids = list(dict.fromkeys(package_ids))
     data, doc = _read(path)
     deps = _dependencies(doc)
     missing = [p for p in package_ids if p not in deps]

@@ -78,6 +78,12 @@ class Client:
     # written), and how its docs spell it (for the refusal).
     expands: re.Pattern[str] | None = None
     syntax: str = ""
+    # How a committed project entry names the project folder: the client's own variable for
+    # it (Cursor and VS Code document `${workspaceFolder}` and may start servers elsewhere),
+    # or None when the client starts a project's servers in the folder it runs in, where
+    # `serve` finds the project from its working folder upward (Claude Code, Gemini CLI,
+    # opencode, Codex, Zed).
+    workspace_var: str | None = None
 
 
 # `${` opens every form these clients expand (`${VAR}`, `${VAR:-default}`, `${env:VAR}`,
@@ -141,6 +147,7 @@ CLIENTS: dict[str, Client] = {
             # docs: "Config interpolation" in command, args, env, url and headers
             expands=_DOLLAR_BRACE,
             syntax="${env:NAME}, ${userHome}, ${workspaceFolder}, ${/}",
+            workspace_var="${workspaceFolder}",
         ),
         Client(
             "vscode",
@@ -160,6 +167,7 @@ CLIENTS: dict[str, Client] = {
             # docs: predefined variables (Variables reference) in the server configuration
             expands=_DOLLAR_BRACE,
             syntax="${workspaceFolder}, ${env:NAME}, ${input:ID}",
+            workspace_var="${workspaceFolder}",
         ),
         Client(
             "windsurf",

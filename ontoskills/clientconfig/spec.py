@@ -135,6 +135,22 @@ def launch_spec(
     return LaunchSpec(name=name, command=cmd[0], args=tuple(args))
 
 
+# A committed project file is read on every teammate's machine: it names the command, not
+# this machine's path to it (as `npx`/`uvx` entries in the clients' docs do).
+PORTABLE_COMMAND = "ontoskills"
+
+
+def project_launch_spec(name: str, client: str) -> LaunchSpec:
+    """The entry of a project's shared config file: `ontoskills serve` found on PATH, serving
+    the project the client starts it in (or `--project ${workspaceFolder}` for a client that
+    may start it elsewhere and names the folder itself). No absolute path of this machine."""
+    if not _NAME_RE.fullmatch(name):
+        raise UsageError(f"invalid server name {name!r}", hint="use letters, digits, - or _")
+    var = CLIENT_TABLE[client].workspace_var
+    args = ("--project", var, "serve") if var else ("serve",)
+    return LaunchSpec(name=name, command=PORTABLE_COMMAND, args=args)
+
+
 def remote_spec(name: str, url: str, token_env: str | None) -> RemoteSpec:
     """`--url`: an http(s) URL of a running `serve --transport http`."""
     if not _NAME_RE.fullmatch(name):
@@ -167,6 +183,8 @@ def _written_values(spec: Spec) -> list[tuple[str, str]]:
     values = [("the ontoskills command", spec.command)]
     for i, arg in enumerate(spec.args):
         flag = spec.args[i - 1] if i else ""
+        if flag == "--project" and arg.startswith("${"):  # project_launch_spec's variable,
+            continue  # meant to be expanded; a real path is absolute and cannot start so
         values.append((f"the {flag} path" if flag in named else "the ontoskills command", arg))
     return values
 

@@ -71,7 +71,8 @@ def render(out: Output, rep: DoctorReport) -> None:
     if rep.store.relinkable:
         out.info(
             f"{rep.store.relinkable} files are copies the store could share (installed "
-            "before it, or after `cache clean`): `ontoskills install --force PKG` links them"
+            "before it, or after `cache clean`): `ontoskills ci` links them (it reinstalls "
+            "every locked package from the lock: copy any edits in them first)"
         )
     _next_step(out, rep)
     if rep.healthy:

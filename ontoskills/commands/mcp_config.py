@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -53,6 +54,7 @@ class Snippet:
 
     target: specs.Target
     snippet: str
+    on_path: bool = False  # the entry runs `ontoskills` from PATH (a project's shared file)
 
     def to_json(self) -> dict[str, Any]:
         t = self.target
@@ -65,6 +67,7 @@ class Applied:
 
     name: str
     result: write.ApplyResult
+    on_path: bool = False  # the entry runs `ontoskills` from PATH (a project's shared file)
 
     def to_json(self) -> dict[str, Any]:
         r, t = self.result, self.result.target
@@ -106,21 +109,35 @@ def mcp_config_cmd(
             project_dir=(directory or (found.root if found else Path.cwd())).absolute(),
             user_home=Path.home(),
         )
-        spec = _spec(app_ctx, name, url, token_env)
+        spec = _spec(app_ctx, target, name, url, token_env)
+        on_path = isinstance(spec, specs.LaunchSpec) and spec.command == specs.PORTABLE_COMMAND
+        if on_path and shutil.which(specs.PORTABLE_COMMAND) is None:
+            out.warn(
+                "`ontoskills` is not on this machine's PATH, so the client will not find it: "
+                "run install.sh, or add the folder holding ontoskills to PATH"
+            )
         if print_only:
-            return Snippet(target, write.snippet(target, spec))
-        return Applied(spec.name, write.apply(target, spec))
+            return Snippet(target, write.snippet(target, spec), on_path)
+        return Applied(spec.name, write.apply(target, spec), on_path)
 
     run(app_ctx, body, render)
 
 
-def _spec(app_ctx: AppContext, name: str, url: str | None, token_env: str | None) -> specs.Spec:
+def _spec(
+    app_ctx: AppContext, target: specs.Target, name: str, url: str | None, token_env: str | None
+) -> specs.Spec:
     """The entry: a command the client starts, or (`--url`) a running HTTP server."""
     if token_env is not None and url is None:
         raise UsageError("--token-env goes with --url", hint="add --url URL")
     if url is not None:
         return specs.remote_spec(name, url, token_env)
     project = app_ctx.project
+    if (
+        project is not None
+        and target.scope == "project"
+        and target.path.is_relative_to(project.root.absolute())
+    ):  # the project's own file, committed: nothing of this machine in it
+        return specs.project_launch_spec(name, target.client)
     if project is not None:  # serves this project whatever the client's working folder
         return specs.launch_spec(name, home=None, lockfile=None, project=project.root)
     return specs.launch_spec(name, home=app_ctx.home.root, lockfile=app_ctx.lockfile)
@@ -130,6 +147,7 @@ def render(out: Output, done: Snippet | Applied) -> None:
     if isinstance(done, Snippet):
         out.info(f"# add to {done.target.path}")
         out.stdout(done.snippet)
+        _say_path(out, done.on_path)
         return
     r = done.result
     if r.action == "unchanged":
@@ -138,7 +156,19 @@ def render(out: Output, done: Snippet | Applied) -> None:
         out.success(f"{r.action} {done.name!r} in {r.target.path}")
         if r.backup:
             out.info(f"previous file saved as {r.backup}")
+    _say_path(out, done.on_path)
     out.info(f"restart {r.target.client} to pick up the server")
+
+
+def _say_path(out: Output, on_path: bool) -> None:
+    """What a teammate who clones the project needs for the shared entry to start."""
+    if not on_path:
+        return
+    out.info(
+        "the entry runs `ontoskills` from PATH (no path of this machine, so it can be "
+        "committed): everyone using it needs the ontoskills command on PATH (install.sh: "
+        "uv tool, pipx or ~/.local/bin)"
+    )
 
 
 def register(app: typer.Typer) -> None:

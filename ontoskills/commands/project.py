@@ -28,14 +28,29 @@ from ._project import edit_manifest, run_sync, wanted_specs
 class Initialized:
     manifest: Path
     written: tuple[Path, ...]
+    workspace: Path | None = None  # the workspace root when the folder is one of its members
 
     def to_json(self) -> dict[str, Any]:
-        return {"manifest": str(self.manifest), "written": [str(p) for p in self.written]}
+        return {
+            "manifest": str(self.manifest),
+            "written": [str(p) for p in self.written],
+            "workspace": str(self.workspace) if self.workspace else None,
+        }
 
 
 def _render_init(out: Output, done: Initialized) -> None:
     for path in done.written:
         out.success(f"wrote {path}")
+    if done.workspace is not None:  # a member: the root's lock and tree serve it
+        out.info(
+            f"this folder is a member of the workspace at {done.workspace}: its lock and "
+            "tree serve this member (no .gitignore or lock here)"
+        )
+        out.info(
+            "next: `ontoskills add author/pkg` here, then commit ontoskills.toml and the "
+            f"workspace's {done.workspace / 'ontoskills.lock'}"
+        )
+        return
     out.info("next: `ontoskills add author/pkg`, then commit ontoskills.toml and ontoskills.lock")
 
 
@@ -56,8 +71,8 @@ def init_cmd(
     def body(out: Output) -> Initialized:
         if not where.is_dir():
             raise UsageError(f"{where} is not a folder", hint="create it first")
-        written = init(where)
-        return Initialized(where / MANIFEST_NAME, tuple(written))
+        written, workspace = init(where)
+        return Initialized(where / MANIFEST_NAME, tuple(written), workspace)
 
     run(app, body, _render_init)
 

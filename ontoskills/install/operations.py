@@ -23,7 +23,9 @@ from .session import Session
 def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
     specs, versions = split_versions(specs)
     with mutation(session, INSTALL, opts) as m:
-        if opts.frozen or not specs:
+        if opts.with_embeddings and not specs and not opts.frozen:
+            _add_embeddings(m)
+        elif opts.frozen or not specs:
             m.restore(sorted(_group_specs(specs)))
             for pid, want in versions.items():
                 _check_version(pid, want, m.lock.packages[pid].version, str(session.lockfile_path))
@@ -31,6 +33,37 @@ def install(session: Session, specs: list[str], opts: InstallOptions) -> Report:
             _resolve_specs(m, list(specs), versions)
         m.commit()
     return m.report
+
+
+def _add_embeddings(m: Mutation) -> None:
+    """`install --with-embeddings` with no package (what the "no vectors" hints say): every
+    locked package without vectors is resolved again, with them, from the registry its lock
+    names (as `update` does; a bare `install PKG` would ask the configured registries); the
+    others are restored from the lock as a plain `install` would. The lock then keeps
+    `with_embeddings = true` for them."""
+    session, lock = m.session, m.lock
+    lacking = sorted(p for p, pkg in lock.packages.items() if not pkg.with_embeddings)
+    if len(lacking) < len(lock.packages) or not lock.packages:  # empty: restore says so
+        m.restore(sorted(set(lock.packages) - set(lacking)))
+    for pid in lacking:
+        old = lock.packages[pid]
+        locked_reg = lock.registries.get(old.registry)
+        plan = resolve(
+            session,
+            pid,
+            skills=locked_selection(old),
+            requested=old.requested,
+            with_embeddings=True,
+            min_trust=m.opts.min_trust,
+            existing=old,
+            registries=(
+                [session.registry_for_lock(locked_reg)]
+                if locked_reg is not None and not session.registry_override
+                else None
+            ),
+        )
+        m.apply(plan, old, m.stage(plan))
+    m.prune_registries()
 
 
 _VERSION_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")

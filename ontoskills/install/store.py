@@ -109,7 +109,7 @@ def _shared_edit(pid: str, path: str, with_blob: bool) -> StoreIssue:
         path,
         SHARED_EDIT,
         f"edited through a hard link: {whose} changed with it (every home linked to it "
-        "refuses the file); `ontoskills install --force "
+        "refuses the file); `ontoskills update --force "
         f"{pid}` in each such home refetches it (copy your edit elsewhere first)",
     )
 

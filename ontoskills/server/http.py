@@ -14,6 +14,9 @@ transport, one process for many sessions (a devcontainer, a team, a remote agent
 * **Size.** A POST body over MAX_BODY (1 MiB) is refused with 413 (the SDK's limit, set
   lower than its 4 MiB default); uvicorn bounds the request line and headers, and a
   request's headers must arrive within HEADER_TIMEOUT (slowloris; uvicorn has no such limit).
+* **Malformed POSTs** get a one-line JSON-RPC error (-32700 / -32600), not the SDK's
+  pydantic report; a refused POST that named no session carries no session id
+  (rpcerrors.py).
 * **Event streams.** At most `max_streams` GET event streams (`[serve] max_streams`) are open
   at once, each ~57 KB and a connection for as long as its client keeps it; past that a GET
   is 503 with a JSON-RPC error body (docs/SERVER.md).
@@ -40,6 +43,7 @@ import anyio
 from ..config import DEFAULT_MAX_STREAMS
 from ..errors import UsageError
 from .app import ServeOptions, Service, ServiceHolder, build_server
+from .rpcerrors import ShortErrors
 
 log = logging.getLogger("ontoskills.server")
 
@@ -309,7 +313,7 @@ def build_app(holder: ServiceHolder, options: ServeOptions, http: HttpOptions) -
         transport_security=settings,
         host=http.host,
     )
-    return Guard(app, http.token, list(settings.allowed_hosts), http.max_streams)
+    return Guard(ShortErrors(app), http.token, list(settings.allowed_hosts), http.max_streams)
 
 
 async def serve_http(

@@ -363,3 +363,29 @@ def test_install_with_a_model_builds_the_search_index_before_the_first_search(
     proc = cli("search", "debug failing tests", "--mode", "hybrid", "--json", check=True)
     assert json.loads(proc.stdout)["results"][0]["skill"] == "acme/devtools/debugging"
     assert {p.name: p.stat().st_mtime_ns for p in index.iterdir()} == built  # reused as is
+
+
+def test_the_hint_install_with_embeddings_fetches_them_from_the_locks_registry(
+    cli: CliRunner, registry: Path, pinned_hub: FakeHub, env: dict[str, str], tiny_model: Path
+) -> None:
+    """What the "no vectors" hints say, run as written: no package named, no --registry.
+    It used to restore the lock and change nothing (with_embeddings stayed false); now the
+    locked package is fetched again with its vectors from the registry the lock names (the
+    configured default registry is never asked: it does not have acme/devtools)."""
+    _install(cli, registry)
+    semantic = cli("search", "debug failing tests", "--mode", "semantic")
+    assert semantic.returncode == 2 and "install --with-embeddings" in semantic.stderr
+    proc = cli("install", "--with-embeddings", "--json")
+    assert proc.returncode == 0, proc.stderr
+    home = Home(Path(env["ONTOSKILLS_HOME"]))
+    lock = lockfile.load(home.default_lockfile)
+    assert lock.packages["acme/devtools"].with_embeddings and lock.embeddings is not None
+    assert (home.embeddings_dir / "model.onnx").is_file()
+    assert {v.intent for v in load_vectors(home, "acme/devtools") if not v.derived} == {
+        "debug failing tests",
+        "find root cause",
+    }
+    assert cli("search", "debug failing tests", "--mode", "semantic", check=True).returncode == 0
+    again = cli("install", "--with-embeddings", "--json", check=True)  # now a plain restore
+    changes = json.loads(again.stdout)["changes"]
+    assert [c["action"] for c in changes] == ["unchanged"], changes

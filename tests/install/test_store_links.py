@@ -181,9 +181,14 @@ def test_an_edit_through_one_homes_link_is_refused_by_every_home(
         report = domain.doctor()
         assert report.packages[PKG].modified == [EDITED]
         assert [(i.path, i.kind) for i in report.store.issues] == [(EDITED, SHARED_EDIT)]
-        assert f"install --force {PKG}" in report.store.issues[0].text()
-    # b takes the published bytes back: the edited blob is dropped, a fresh one refetched
-    b.install(PKG, registry=str(registry), force=True)
+        advice = report.store.issues[0].text()
+        assert f"`ontoskills update --force {PKG}`" in advice
+    # b takes the published bytes back with the advised command, as written (PKG came from
+    # an ad-hoc --registry: `install --force PKG` would ask the configured registries):
+    # the edited blob is dropped, a fresh one refetched
+    command = advice.split("`")[1].split()[1:]
+    proc = cli_inproc("--home", str(b.home_path), *command)
+    assert proc.returncode == 0, proc.stderr
     assert b.doctor().healthy
     assert verify_tree(home_b, b.lock(), "fast").bad == {}
     blob = _cache(env).blob(_files(b)[EDITED].sha256)
@@ -192,7 +197,11 @@ def test_an_edit_through_one_homes_link_is_refused_by_every_home(
 
 
 def test_cache_clean_breaks_no_home(
-    homes: tuple[Domain, Domain], registry: Path, tmp_path: Path, env: dict[str, str]
+    homes: tuple[Domain, Domain],
+    registry: Path,
+    tmp_path: Path,
+    env: dict[str, str],
+    cli_inproc: CliRunner,
 ) -> None:
     a, _ = homes
     before = {p: _installed(a, p).read_bytes() for p in _files(a)}
@@ -210,6 +219,15 @@ def test_cache_clean_breaks_no_home(
     report = a.doctor()
     assert report.healthy and report.store.linked == 0
     assert report.store.relinkable == len(before) - 1  # all but the executable
+    # doctor's advice, run as written, links them (`install --force PKG` kept the copies:
+    # a clean package is "already up to date", and PKG's ad-hoc registry is not configured)
+    said = cli_inproc("--home", str(a.home_path), "doctor", check=True).stderr
+    advice = said.split("`cache clean`): ")[1].split("`")[1].split()
+    assert advice == ["ontoskills", "ci"], said
+    cli_inproc("--home", str(a.home_path), *advice[1:], check=True)
+    report = a.doctor()
+    assert report.healthy and report.store.relinkable == 0
+    assert report.store.linked == len(before) - 1
 
 
 @pytest.fixture

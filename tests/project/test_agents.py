@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,28 +18,73 @@ def _write(root: Path, body: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("client", "relpath", "key"),
-    [("claude", ".mcp.json", "mcpServers"), ("cursor", ".cursor/mcp.json", "mcpServers")],
+    ("client", "relpath", "key", "args"),
+    [
+        ("claude", ".mcp.json", "mcpServers", ["serve"]),
+        ("cursor", ".cursor/mcp.json", "mcpServers", ["--project", "${workspaceFolder}", "serve"]),
+        ("vscode", ".vscode/mcp.json", "servers", ["--project", "${workspaceFolder}", "serve"]),
+    ],
 )
-def test_mcp_config_project_serves_this_project_from_anywhere(
+def test_mcp_config_project_writes_a_portable_entry(
     project: Path,
     cli_inproc: CliRunner,
     monkeypatch: pytest.MonkeyPatch,
     client: str,
     relpath: str,
     key: str,
+    args: list[str],
 ) -> None:
+    """The project's file is committed: no path of this machine in it (the command by name,
+    the project from the client's working folder or its own workspace variable)."""
     _write(project, "[dependencies]\n")
     sub = project / "docs"
     sub.mkdir()
     monkeypatch.chdir(sub)  # run from a subfolder: the file goes to the project's root
-    cli_inproc("mcp-config", "--client", client, "--project", check=True)
-    written = json.loads((project / relpath).read_text())
-    entry = written[key]["ontoskills"]
-    args = entry["args"]
-    assert args[-3:] == ["--project", str(project), "serve"], args
-    assert "--home" not in args and "--lockfile" not in args
+    proc = cli_inproc("mcp-config", "--client", client, "--project", check=True)
+    text = (project / relpath).read_text()
+    entry = json.loads(text)[key]["ontoskills"]
+    assert entry["command"] == "ontoskills" and entry["args"] == args, entry
+    assert str(project) not in text and sys.executable not in text
+    assert "ontoskills` from PATH" in proc.stderr
     assert not (sub / relpath).exists()
+
+
+@pytest.mark.parametrize("client", ["claude", "vscode"])
+def test_the_portable_entry_serves_the_project_in_a_clone(
+    project: Path, tmp_path: Path, cli_inproc: CliRunner, client: str
+) -> None:
+    """A teammate's clone (another folder, nothing of ours in their environment but
+    `ontoskills` on PATH) starts the committed entry the way the client does."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    _write(project, '[dependencies]\n"acme/devtools" = {}\n')
+    cli_inproc("sync", check=True)
+    cli_inproc("mcp-config", "--client", client, "--project", check=True)
+    clone = tmp_path / "clone"
+    shutil.copytree(project, clone, symlinks=True)
+    shutil.rmtree(project)  # the clone must not lean on the original's absolute path
+    relpath, key = (
+        (".mcp.json", "mcpServers") if client == "claude" else (".vscode/mcp.json", "servers")
+    )
+    entry = json.loads((clone / relpath).read_text())[key]["ontoskills"]
+    # VS Code puts the workspace folder in; Claude Code starts the server in the project.
+    args = [a.replace("${workspaceFolder}", str(clone)) for a in entry["args"]]
+    cwd = clone if client == "claude" else tmp_path
+    user = tmp_path / "teammate"
+    user.mkdir()
+    bin_dir = str(Path(sys.executable).parent)  # this venv's console script `ontoskills`
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    params = StdioServerParameters(
+        command=entry["command"], args=args, env={"HOME": str(user), "PATH": path}, cwd=cwd
+    )
+
+    async def main() -> str:
+        async with Client(params) as session:
+            found = await session.call_tool("ontoskill", {"q": "debug failing tests"})
+            return str(found.structured_content["results"][0]["skill"])
+
+    assert anyio.run(main) == "acme/devtools/debugging"
 
 
 def test_list_and_search_say_which_project(project: Path, cli_inproc: CliRunner) -> None:
