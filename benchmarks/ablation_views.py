@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from _store import SKILLMD, shared_dir
+from ablation_words import norm
 from quality import BENCH, service_for
 
 from ontoskills.catalog.model import SkillRecord
@@ -65,12 +66,6 @@ TEXTS: dict[str, Callable[[SkillRecord], str]] = {
 DEPTH = 30  # candidates per ranker for the learned fusion
 Row = dict[str, Any]
 Variant = Callable[[Ranker, Row], np.ndarray]
-
-
-def norm(x: np.ndarray) -> np.ndarray:
-    x = np.clip(x, 0.0, None)
-    top = float(x.max()) if len(x) else 0.0
-    return x / top if top > 0 else x
 
 
 def rows_for(service: SkillService, queries: list[dict], other: dict[str, np.ndarray]) -> list[Row]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ontoskills.catalog.model import CatalogData, SkillRecord
+from ontoskills.catalog.model import CatalogData
 from ontoskills.search import confidence as c
 from ontoskills.search.bm25 import BM25Index
 from ontoskills.search.ranking import Hit, Ranker, Ranking
 from ontoskills.search.tokenize import tokenize
+from tests.helpers.records import skill_record
 
 
 def ranking(**evidence: object) -> Ranking:
@@ -107,19 +108,7 @@ SKILLS = [  # key, description, vector, content hash (copies share one)
 @pytest.fixture
 def ranker() -> Ranker:
     records = [
-        SkillRecord(
-            key=key,
-            package=key.rsplit("/", 1)[0],
-            skill_id=key.rsplit("/", 1)[1],
-            identifier=key.rsplit("/", 1)[1],
-            iri=f"urn:{key}",
-            trust_tier="community",
-            root="/nonexistent",
-            main_module="skill.ttl",
-            description=text,
-            content_hash=digest,
-        )
-        for key, text, _, digest in SKILLS
+        skill_record(key, description=text, content_hash=digest) for key, text, _, digest in SKILLS
     ]
     data = CatalogData(
         records=records,

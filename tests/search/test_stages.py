@@ -8,11 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ontoskills.catalog.model import CatalogData, SkillRecord
+from ontoskills.catalog.model import CatalogData
 from ontoskills.search import confidence
 from ontoskills.search.bm25 import BM25Index
 from ontoskills.search.ranking import HYBRID_ALPHA, Hit, Ranker, Scores
 from ontoskills.search.tokenize import tokenize
+from tests.helpers.records import skill_record
 
 E0, E1 = np.array([1.0, 0.0], np.float32), np.array([0.0, 1.0], np.float32)
 # key, description, vector, content hash (copies share one), trust tier, enabled
@@ -28,15 +29,9 @@ TRUST = {"official": 1.2, "community": 1.0}
 
 def make_ranker(skills: list[tuple] = SKILLS) -> Ranker:  # type: ignore[type-arg]
     records = [
-        SkillRecord(
-            key=key,
-            package=key.rsplit("/", 1)[0],
-            skill_id=key.rsplit("/", 1)[1],
-            identifier=key.rsplit("/", 1)[1],
-            iri=f"urn:{key}",
+        skill_record(
+            key,
             trust_tier=tier,
-            root="/nonexistent",
-            main_module="skill.ttl",
             description=text,
             intents=[text],
             content_hash=digest,

@@ -16,6 +16,7 @@ from ontoskills.paths import Home
 from ontoskills.search.bm25 import BM25Index
 from ontoskills.search.ranking import BM25_FULL_COVERAGE, HYBRID_ALPHA, Ranker
 from ontoskills.search.tokenize import tokenize
+from tests.helpers.records import skill_record
 from tests.helpers.skills import installed_home, service
 from tests.helpers.tinymodel import build_tiny_model
 
@@ -26,18 +27,7 @@ def unit(*xs: float) -> np.ndarray:
 
 
 def record(key: str, intents: list[str]) -> SkillRecord:
-    return SkillRecord(
-        key=key,
-        package=key.rsplit("/", 1)[0],
-        skill_id=key.rsplit("/", 1)[1],
-        identifier=key.rsplit("/", 1)[1],
-        iri=f"urn:{key}",
-        trust_tier="community",
-        root="/nonexistent",
-        main_module="skill.ttl",
-        description=f"{key} description",
-        intents=intents,
-    )
+    return skill_record(key, description=f"{key} description", intents=intents)
 
 
 def data(views: np.ndarray) -> CatalogData:
