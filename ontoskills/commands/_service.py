@@ -35,4 +35,6 @@ def report_problems(out: Output, service: SkillService) -> None:
     if len(problems) > MAX_PROBLEMS_SHOWN:
         out.warn(f"... and {plural(len(problems) - MAX_PROBLEMS_SHOWN, 'more problem')}")
     if problems:
-        out.info("hint: `ontoskills doctor` explains; `ontoskills install --force` repairs")
+        # doctor names the repair per package (`update --force PKG`, which reads the lock's
+        # registry); `install --force` failed for a package from an ad-hoc --registry
+        out.info("hint: `ontoskills doctor` explains and names the command that repairs it")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CliRunner
-from tests.helpers.skills import installed_home
+from tests.helpers.skills import install_synthetic, installed_home
 
 
 @pytest.fixture
@@ -114,6 +115,23 @@ def test_tampered_file_reported_on_stderr(
     proc = cli("search", "implementation plan", "--json", check=True)
     assert "acme/devtools/planning/ontoskill.ttl" in proc.stderr
     assert all(r["skill"] != "acme/devtools/planning" for r in json.loads(proc.stdout)["results"])
+    assert "`ontoskills doctor`" in proc.stderr and "install --force" not in proc.stderr
+
+
+def test_the_not_served_hint_leads_to_a_repair_that_works(
+    cli: CliRunner, env: dict[str, str], tmp_path: Path
+) -> None:
+    install_synthetic(cli, tmp_path)
+    module = Path(env["ONTOSKILLS_HOME"]) / "ontologies/author/acme/devtools/planning/ontoskill.ttl"
+    module.write_text(module.read_text() + "# edited\n")
+    proc = cli("search", "implementation plan", check=True)
+    assert "`ontoskills doctor`" in proc.stderr and "install --force" not in proc.stderr
+    doctor = cli("doctor")
+    (step,) = re.findall(r"next: `ontoskills ([^`]+)`", doctor.stdout + doctor.stderr)
+    assert step == "update --force acme/devtools"
+    cli(*step.split(), check=True)  # as written
+    again = json.loads(cli("search", "implementation plan", "--json", check=True).stdout)
+    assert again["results"][0]["skill"] == "acme/devtools/planning"
 
 
 def test_empty_home_searches_nothing_and_writes_nothing(
