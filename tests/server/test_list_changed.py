@@ -111,6 +111,12 @@ def _stdio(serve_env: dict[str, str], heard: Heard, *args: str) -> Client:
     return Client(params, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
 
 
+def _http(url: str, heard: Heard) -> Client:
+    """A 2025-era SDK client over Streamable HTTP that records what the server announces."""
+    transport = streamable_http_client(url, http_client=create_mcp_http_client())
+    return Client(transport, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
+
+
 def test_stdio_session_hears_installs_and_removals(
     installed: Path, serve_env: dict[str, str], cli: CliRunner, registry: Path
 ) -> None:
@@ -133,8 +139,7 @@ def test_http_session_hears_installs_and_removals(
     heard = Heard()
 
     async def main(url: str) -> None:
-        transport = streamable_http_client(url, http_client=create_mcp_http_client())
-        client = Client(transport, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
+        client = _http(url, heard)
         async with client:
             await _install_and_remove(client, heard, _runner(cli), registry)
 
@@ -153,8 +158,7 @@ def test_sessions_without_a_stream_hold_nobody_back(
     heard = Heard()
 
     async def main(url: str) -> None:
-        transport = streamable_http_client(url, http_client=create_mcp_http_client())
-        client = Client(transport, mode="legacy", message_handler=heard)  # type: ignore[arg-type]
+        client = _http(url, heard)
         async with httpx.AsyncClient(timeout=60) as http, client:
             silent = [RawSession(http, url) for _ in range(3)]
             for session in silent:
