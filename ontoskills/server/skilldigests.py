@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import jsonio
 from ..catalog.skilldir import SKILL_MD, renderer_version
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, remove_file
 from .skillfile import SkillFile
 
 if TYPE_CHECKING:
@@ -75,7 +75,9 @@ class DigestCache:
         with self._lock:
             self._manifests.pop(key, None)
         with contextlib.suppress(OSError):
-            self._cache_file(key).unlink()
+            # fsutil's unlink, like every delete: a symlinked folder in a guarded home is
+            # refused, never deleted through (a bare unlink here skipped that check)
+            remove_file(self._cache_file(key))
 
 
 def skill_fingerprint(rec: SkillRecord, front: dict[str, Any], installed: list[SkillFile]) -> str:
